@@ -1,0 +1,32 @@
+//===- HotToLinalg.h - Lowering of hot ops to linalg on tensors -*- C++ -*-===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOT_CONVERSION_HOTTOLINALG_H
+#define HOT_CONVERSION_HOTTOLINALG_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::hot {
+
+/// Emits the block Hadamard transform of `input` along `dim` (one
+/// linalg.generic per butterfly stage), with the numerics of hot.hadamard.
+Value buildHadamardTransform(OpBuilder &builder, Location loc, Value input,
+                             int64_t dim, int64_t block);
+
+/// Emits the counter-based hash of docs/numerics.md as arith ops on i32:
+/// the per-op key from an i64 seed, and the uniform f32 in [0, 1) of one
+/// element from the key and the element's 32-bit linear index.
+Value buildStochasticKey(OpBuilder &builder, Location loc, Value seed);
+Value buildStochasticUniform(OpBuilder &builder, Location loc, Value key,
+                             Value linearIndex);
+
+/// Adds the patterns that lower every hot op to linalg/arith/math/tensor.
+void populateHotToLinalgPatterns(RewritePatternSet &patterns);
+
+} // namespace mlir::hot
+
+#endif // HOT_CONVERSION_HOTTOLINALG_H

@@ -1,0 +1,1 @@
+"""hot: Python tooling for the hot MLIR compiler."""

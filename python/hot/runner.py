@@ -1,0 +1,768 @@
+"""Compile an MLIR module to a native shared library and call it with numpy arrays.
+
+Usage::
+
+    from hot.runner import compile_module
+    mod = compile_module(mlir_text)            # hot-opt --hot-lower-to-cpu by default
+    y = mod.fn(x, 3)                           # or mod.call("fn", x, 3)
+
+Pipeline
+--------
+1. *Signature discovery*: ``<opt> --mlir-print-op-generic`` (no passes) on the input; the
+   ``function_type`` and ``sym_name`` properties of every public top-level ``func.func`` with a
+   body are parsed from the generic form.  Supported types: ranked tensors with static shapes
+   (rank 0 included) of ``i1 i8 i16 i32 i64 index f32 f64``, and scalars of the same types.
+   Dynamic dimensions raise ``ValueError``; other types (f16, bf16, memref, vector, encodings,
+   ...) raise ``NotImplementedError``.
+2. *Lowering*: ``<opt> <pipeline>`` down to the LLVM dialect (by default hot-opt's
+   ``--hot-lower-to-cpu``; with upstream ``mlir-opt`` the equivalent ``UPSTREAM_CPU_PIPELINE``),
+   ``mlir-translate --mlir-to-llvmir``, then ``clang -O2 -shared -fPIC`` linked against ``libm``
+   and ``libmlir_c_runner_utils`` (for ``memrefCopy`` and friends).  A failing stage raises
+   ``CompileError`` carrying the tool's stderr (with ``input.mlir:LINE:COL`` locations).
+3. *Caching*: libraries are stored under ``cache_dir`` (default ``$HOT_CACHE_DIR`` or
+   ``<repo>/build/cache/runner``) as ``<sha256>.so`` + ``<sha256>.json`` (signatures), keyed by
+   the module text, the pipeline, and path/mtime/size of every tool used.  Entries are built in a
+   private temporary directory and moved in with ``os.replace``, so concurrent processes never
+   see partial files.
+
+Calling convention (checked against the LLVM IR of the generated wrappers)
+--------------------------------------------------------------------------
+The pipeline bufferizes with identity layouts at function boundaries, turns every tensor result
+into a caller-allocated out-parameter appended after the inputs (``buffer-results-to-out-params``
+with ``hoist-static-allocs`` and ``modify-public-functions``), and requests C wrappers.  For
+``func.func @f(%a: tensor<2x3xf32>, %k: i64) -> (tensor<f32>, tensor<3xi32>)`` the library
+exports::
+
+    void _mlir_ciface_f(Desc2 *a, int64_t k, Desc0 *r0, Desc1 *r1);
+
+where ``DescN`` is the memref descriptor of rank N::
+
+    struct DescN { void *allocated; void *aligned; int64_t offset;
+                   int64_t sizes[N]; int64_t strides[N]; };   // N == 0: first three fields only
+
+Sizes and strides are in elements.  Scalars are passed by value (i64/index -> int64_t,
+i32 -> int32_t, f32 -> float, f64 -> double, i1 -> bool, ...).  Scalar results that remain after
+the out-param conversion are returned by value when there is exactly one; with several, the
+wrapper takes a pointer to a struct of them as its *first* argument.
+
+Runner behaviour:
+
+* Inputs must be numpy arrays of exactly the declared shape and dtype (``TypeError`` otherwise;
+  nothing is cast).  A numpy scalar of the exact dtype is accepted for rank 0.  Python numbers
+  are accepted for scalar parameters (range-checked for integers).
+* Inputs are copied into fresh 64-byte-aligned buffers before every call: one-shot
+  bufferization treats function arguments as writable, so compiled code may update an input
+  buffer in place.
+* Outputs are allocated by the runner (64-byte aligned) and poisoned beforehand -- NaN for
+  floats, every byte ``0x5A`` for integers and booleans (``POISON_BYTE``) -- so that outputs the
+  code never writes are visible.  For bool outputs inspect ``out.view(np.uint8)``.
+* A call returns the results in declaration order: ``None`` for none, the value itself for one,
+  a tuple otherwise.  Scalar results come back as numpy scalars.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Optional, Sequence, Union
+
+import numpy as np
+
+__all__ = [
+    "UPSTREAM_CPU_PIPELINE",
+    "HOT_CPU_PIPELINE",
+    "POISON_BYTE",
+    "CompileError",
+    "ScalarType",
+    "TensorType",
+    "FunctionSignature",
+    "CompiledFunction",
+    "CompiledModule",
+    "compile_module",
+    "lower_to_llvm_ir",
+    "parse_signatures",
+    "parse_type",
+    "find_hot_opt",
+    "find_llvm_tool",
+    "default_opt_tool",
+    "default_cache_dir",
+]
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LLVM_PREFIX = Path("/usr/lib/llvm-22")
+LLVM_VERSION_SUFFIX = "-22"
+
+# Upstream MLIR 22 passes equivalent to hot-opt's `--hot-lower-to-cpu`, as mlir-opt argv strings.
+# Notes:
+# * `modify-public-functions=1` is required: without it (the default in MLIR 22)
+#   buffer-results-to-out-params leaves public functions alone and results stay returned memrefs.
+# * `hoist-static-allocs=1` makes a result allocated in the function *be* the out-param (no copy).
+# * `--llvm-request-c-wrappers` runs before any pass that creates function declarations
+#   (math-to-libm, math-to-funcs): a wrapper requested on a libm declaration such as `erff`
+#   would make calls go to a non-existent `_mlir_ciface_erff`.
+# * math: ops with an LLVM intrinsic go through convert-math-to-llvm first; what is left (erf,
+#   ...) becomes libm calls; ipowi/fpowi are outlined by convert-math-to-funcs (convert-to-llvm
+#   alone fails on math.ipowi and leaves math.erf).
+UPSTREAM_CPU_PIPELINE: list[str] = [
+    "--one-shot-bufferize=bufferize-function-boundaries=1"
+    " function-boundary-type-conversion=identity-layout-map",
+    "--buffer-results-to-out-params=hoist-static-allocs=1 modify-public-functions=1",
+    "--buffer-deallocation-pipeline",
+    "--llvm-request-c-wrappers",
+    "--convert-linalg-to-loops",
+    "--expand-strided-metadata",
+    "--lower-affine",
+    "--convert-math-to-funcs",
+    "--convert-scf-to-cf",
+    "--convert-math-to-llvm",
+    "--convert-math-to-libm",
+    "--convert-to-llvm",
+    "--reconcile-unrealized-casts",
+]
+
+# Pipeline used with hot-opt (a registered pass pipeline).
+HOT_CPU_PIPELINE: list[str] = ["--hot-lower-to-cpu"]
+
+CLANG_FLAGS: list[str] = ["-O2", "-shared", "-fPIC", "-Wno-override-module"]
+LINK_FLAGS: list[str] = [
+    f"-L{LLVM_PREFIX / 'lib'}",
+    "-lmlir_c_runner_utils",
+    f"-Wl,-rpath,{LLVM_PREFIX / 'lib'}",
+    "-lm",
+]
+
+POISON_BYTE = 0x5A
+ALIGNMENT = 64
+TOOL_TIMEOUT_S = 600
+_CACHE_FORMAT = "hot-runner-v1"
+
+
+# --------------------------------------------------------------------------------------------
+# Errors and tool discovery
+# --------------------------------------------------------------------------------------------
+
+
+class CompileError(RuntimeError):
+    """A compilation stage failed; ``stderr`` holds the tool's diagnostics."""
+
+    def __init__(self, stage: str, command: Sequence[str], returncode: int, stderr: str):
+        self.stage = stage
+        self.command = list(command)
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(
+            f"{stage} failed ({Path(self.command[0]).name} exited with {returncode}):\n"
+            f"{stderr.rstrip()}\ncommand: {shlex.join(self.command)}"
+        )
+
+
+def _resolve_executable(tool: Union[str, os.PathLike]) -> str:
+    tool = os.fspath(tool)
+    if os.sep in tool:
+        if not (os.path.isfile(tool) and os.access(tool, os.X_OK)):
+            raise FileNotFoundError(f"tool not found or not executable: {tool}")
+        return os.path.abspath(tool)
+    found = shutil.which(tool)
+    if found is None:
+        # `mlir-opt-22` may only exist as /usr/lib/llvm-22/bin/mlir-opt.
+        base = tool[: -len(LLVM_VERSION_SUFFIX)] if tool.endswith(LLVM_VERSION_SUFFIX) else tool
+        candidate = LLVM_PREFIX / "bin" / base
+        if candidate.is_file():
+            return str(candidate)
+        raise FileNotFoundError(f"tool not found on PATH: {tool}")
+    return found
+
+
+def find_llvm_tool(base: str) -> str:
+    """Locate an LLVM 22 tool (``mlir-opt``, ``mlir-translate``, ``clang``)."""
+    return _resolve_executable(base + LLVM_VERSION_SUFFIX)
+
+
+def find_hot_opt() -> Optional[str]:
+    """``$HOT_OPT`` if set (must exist), else ``<repo>/build/bin/hot-opt`` if built, else None."""
+    env = os.environ.get("HOT_OPT")
+    if env:
+        return _resolve_executable(env)
+    built = REPO_ROOT / "build" / "bin" / "hot-opt"
+    if built.is_file() and os.access(built, os.X_OK):
+        return str(built)
+    return None
+
+
+def default_opt_tool() -> str:
+    """hot-opt when available, otherwise upstream ``mlir-opt-22``."""
+    return find_hot_opt() or find_llvm_tool("mlir-opt")
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("HOT_CACHE_DIR")
+    return Path(env) if env else REPO_ROOT / "build" / "cache" / "runner"
+
+
+def _is_upstream_opt(tool: str) -> bool:
+    return Path(tool).name.startswith("mlir-opt")
+
+
+def _resolve_pipeline(opt_tool: str, pipeline: Union[None, str, Iterable[str]]) -> list[str]:
+    if pipeline is None:
+        return list(UPSTREAM_CPU_PIPELINE if _is_upstream_opt(opt_tool) else HOT_CPU_PIPELINE)
+    if isinstance(pipeline, str):
+        return shlex.split(pipeline)
+    return [str(p) for p in pipeline]
+
+
+def _run(cmd: Sequence[str], *, stage: str, input: Optional[str] = None,
+         cwd: Optional[Path] = None) -> str:
+    proc = subprocess.run(list(cmd), input=input, capture_output=True, text=True, cwd=cwd,
+                          timeout=TOOL_TIMEOUT_S)
+    if proc.returncode != 0:
+        raise CompileError(stage, cmd, proc.returncode, proc.stderr)
+    return proc.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# Types and signatures
+# --------------------------------------------------------------------------------------------
+
+# MLIR type -> (numpy dtype, ctypes type used for scalars passed by value)
+_ELEMENT_TYPES: dict[str, tuple[np.dtype, type]] = {
+    "i1": (np.dtype(np.bool_), ctypes.c_bool),
+    "i8": (np.dtype(np.int8), ctypes.c_int8),
+    "i16": (np.dtype(np.int16), ctypes.c_int16),
+    "i32": (np.dtype(np.int32), ctypes.c_int32),
+    "i64": (np.dtype(np.int64), ctypes.c_int64),
+    "index": (np.dtype(np.int64), ctypes.c_int64),
+    "f32": (np.dtype(np.float32), ctypes.c_float),
+    "f64": (np.dtype(np.float64), ctypes.c_double),
+}
+_INT_BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "index": 64}
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """A scalar (non-shaped) MLIR type, passed by value."""
+
+    mlir: str
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _ELEMENT_TYPES[self.mlir][0]
+
+    @property
+    def ctype(self) -> type:
+        return _ELEMENT_TYPES[self.mlir][1]
+
+    def __str__(self) -> str:
+        return self.mlir
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A statically shaped ranked tensor, passed as a memref descriptor."""
+
+    shape: tuple[int, ...]
+    element: str
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return _ELEMENT_TYPES[self.element][0]
+
+    def __str__(self) -> str:
+        return "tensor<" + "".join(f"{d}x" for d in self.shape) + self.element + ">"
+
+
+MlirType = Union[ScalarType, TensorType]
+
+
+@dataclass(frozen=True)
+class FunctionSignature:
+    name: str
+    inputs: tuple[MlirType, ...]
+    results: tuple[MlirType, ...]
+
+    @property
+    def tensor_results(self) -> tuple[TensorType, ...]:
+        return tuple(t for t in self.results if isinstance(t, TensorType))
+
+    @property
+    def scalar_results(self) -> tuple[ScalarType, ...]:
+        return tuple(t for t in self.results if isinstance(t, ScalarType))
+
+    def __str__(self) -> str:
+        ins = ", ".join(map(str, self.inputs))
+        outs = ", ".join(map(str, self.results))
+        return f"@{self.name}({ins}) -> ({outs})"
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "inputs": [str(t) for t in self.inputs],
+                "results": [str(t) for t in self.results]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "FunctionSignature":
+        return cls(d["name"], tuple(parse_type(t) for t in d["inputs"]),
+                   tuple(parse_type(t) for t in d["results"]))
+
+
+_TENSOR_RE = re.compile(r"tensor<(.*)>", re.S)
+_DIMS_RE = re.compile(r"((?:(?:\d+|\?)x)*)(.+)", re.S)
+
+
+def parse_type(text: str, where: str = "") -> MlirType:
+    """Parse one MLIR type of the supported subset (see the module docstring)."""
+    t = text.strip()
+    ctx = f" ({where})" if where else ""
+    if t in _ELEMENT_TYPES:
+        return ScalarType(t)
+    m = _TENSOR_RE.fullmatch(t)
+    if m is None:
+        raise NotImplementedError(f"unsupported type {t!r}{ctx}: only static tensors and "
+                                  f"scalars of {', '.join(_ELEMENT_TYPES)} are supported")
+    body = m.group(1).strip()
+    if body.startswith("*"):
+        raise ValueError(f"unranked tensor type {t!r}{ctx}: the runner needs static shapes")
+    if "," in body:
+        raise NotImplementedError(f"tensor encodings are not supported: {t!r}{ctx}")
+    dm = _DIMS_RE.fullmatch(body)
+    assert dm is not None
+    dims = [d for d in dm.group(1).split("x") if d]
+    element = dm.group(2).strip()
+    if "?" in dims:
+        raise ValueError(f"dynamic dimension in {t!r}{ctx}: the runner needs static shapes")
+    if element not in _ELEMENT_TYPES:
+        raise NotImplementedError(f"unsupported tensor element type {element!r} in {t!r}{ctx}")
+    return TensorType(tuple(int(d) for d in dims), element)
+
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = set(_OPEN.values())
+
+
+def _skip_string(text: str, i: int) -> int:
+    """``text[i]`` is a double quote: return the index just past the closing quote."""
+    i += 1
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            return i + 1
+        i += 1
+    raise ValueError("unterminated string in generic MLIR")
+
+
+def _match_bracket(text: str, i: int) -> int:
+    """``text[i]`` is one of ``([{``: return the index of the matching closer (strings skipped;
+    angle brackets are not counted, since ``->`` and comparisons make them unreliable)."""
+    depth = 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            i = _skip_string(text, i)
+            continue
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ValueError("unbalanced brackets in generic MLIR")
+
+
+def _split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split at ``sep`` outside any brackets (``()[]{}<>``, ``->`` excluded) and strings."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            i = _skip_string(text, i)
+            continue
+        if c in "([{<":
+            depth += 1
+        elif c in ")]}" or (c == ">" and not (i > 0 and text[i - 1] == "-")):
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i = start
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _parse_type_list(text: str, where: str) -> list[MlirType]:
+    text = text.strip()
+    if text.startswith("(") and _match_bracket(text, 0) == len(text) - 1:
+        items = [p for p in _split_top_level(text[1:-1]) if p]
+    else:
+        items = [text]
+    return [parse_type(p, f"{where} #{k}") for k, p in enumerate(items)]
+
+
+def _parse_function_type(text: str, name: str) -> tuple[list[MlirType], list[MlirType]]:
+    parts = _split_top_level(text, "->")
+    if len(parts) != 2:
+        raise ValueError(f"cannot parse function_type of @{name}: {text!r}")
+    return (_parse_type_list(parts[0], f"@{name} argument"),
+            _parse_type_list(parts[1], f"@{name} result"))
+
+
+_FUNC_MARKER = '"func.func"() <{'
+
+
+def parse_signatures(generic_text: str) -> dict[str, FunctionSignature]:
+    """Signatures of the public ``func.func`` ops with a body at the top level of a module
+    printed with ``--mlir-print-op-generic`` (nested modules and private functions skipped)."""
+    sigs: dict[str, FunctionSignature] = {}
+    text, depth, i = generic_text, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            # Top-level ops sit inside `"builtin.module"() ({`, i.e. at bracket depth 2.
+            if depth == 2 and text.startswith(_FUNC_MARKER, i):
+                i = _parse_func_op(text, i, sigs)
+            else:
+                i = _skip_string(text, i)
+            continue
+        if c in _OPEN:
+            depth += 1
+        elif c in _CLOSE:
+            depth -= 1
+        i += 1
+    return sigs
+
+
+def _parse_func_op(text: str, i: int, sigs: dict[str, FunctionSignature]) -> int:
+    """Parse the func.func starting at ``text[i]``; return the index just past its region."""
+    props_open = i + len(_FUNC_MARKER) - 1
+    props_close = _match_bracket(text, props_open)
+    props: dict[str, str] = {}
+    for entry in _split_top_level(text[props_open + 1:props_close]):
+        key, eq, value = entry.partition("=")
+        if eq:
+            props[key.strip()] = value.strip()
+    j = props_close + 1
+    assert text[j] == ">", "expected '}>' after func.func properties"
+    j += 1
+    while text[j].isspace():
+        j += 1
+    assert text[j] == "(", "expected the region list of func.func"
+    region_close = _match_bracket(text, j)
+    region = text[j + 1:region_close].strip()
+    has_body = region.startswith("{") and region[1:-1].strip() != ""
+
+    name = json.loads(props["sym_name"])
+    visibility = json.loads(props.get("sym_visibility", '"public"'))
+    if has_body and visibility == "public":
+        inputs, results = _parse_function_type(props["function_type"], name)
+        sigs[name] = FunctionSignature(name, tuple(inputs), tuple(results))
+    return region_close + 1
+
+
+# --------------------------------------------------------------------------------------------
+# Compilation
+# --------------------------------------------------------------------------------------------
+
+
+def _tool_fingerprint(path: str) -> str:
+    st = os.stat(path)
+    return f"{path}:{st.st_mtime_ns}:{st.st_size}"
+
+
+def _cache_key(mlir_text: str, tools: Sequence[str], pipeline: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for part in [_CACHE_FORMAT, mlir_text, *map(_tool_fingerprint, tools), *pipeline,
+                 *CLANG_FLAGS, *LINK_FLAGS]:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _lower_in(workdir: Path, opt: str, pipeline: Sequence[str],
+              translate: str) -> tuple[dict[str, FunctionSignature], str]:
+    """Run signature discovery, lowering and translation on ``workdir/input.mlir``."""
+    generic = _run([opt, "--mlir-print-op-generic", "--mlir-elide-elementsattrs-if-larger=16",
+                    "input.mlir"], stage="parsing", cwd=workdir)
+    sigs = parse_signatures(generic)
+    llvm_dialect = _run([opt, *pipeline, "input.mlir"], stage="lowering", cwd=workdir)
+    llvm_ir = _run([translate, "--mlir-to-llvmir"], stage="translation to LLVM IR",
+                   input=llvm_dialect, cwd=workdir)
+    return sigs, llvm_ir
+
+
+def lower_to_llvm_ir(mlir_text: str, *, opt_tool: Optional[str] = None,
+                     pipeline: Union[None, str, Iterable[str]] = None) -> str:
+    """Lower ``mlir_text`` and return the LLVM IR (no caching); for inspection and tests."""
+    opt = _resolve_executable(opt_tool) if opt_tool else default_opt_tool()
+    with tempfile.TemporaryDirectory(prefix="hot-runner-") as tmp:
+        (Path(tmp) / "input.mlir").write_text(mlir_text)
+        _, llvm_ir = _lower_in(Path(tmp), opt, _resolve_pipeline(opt, pipeline),
+                               find_llvm_tool("mlir-translate"))
+    return llvm_ir
+
+
+def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
+                   pipeline: Union[None, str, Iterable[str]] = None,
+                   cache_dir: Union[None, str, os.PathLike] = None) -> "CompiledModule":
+    """Compile ``mlir_text`` to a shared library (cached) and load it.
+
+    ``opt_tool``: path or name of the opt tool (default: hot-opt if found, else mlir-opt-22).
+    ``pipeline``: argv strings (or one shell-quoted string) lowering to the LLVM dialect
+    (default: ``HOT_CPU_PIPELINE`` for hot-opt, ``UPSTREAM_CPU_PIPELINE`` for mlir-opt).
+    ``cache_dir``: where libraries are cached (default: ``default_cache_dir()``).
+    """
+    opt = _resolve_executable(opt_tool) if opt_tool else default_opt_tool()
+    passes = _resolve_pipeline(opt, pipeline)
+    translate = find_llvm_tool("mlir-translate")
+    clang = find_llvm_tool("clang")
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+
+    key = _cache_key(mlir_text, [opt, translate, clang], passes)
+    lib_path, meta_path = cache / f"{key}.so", cache / f"{key}.json"
+    if lib_path.is_file() and meta_path.is_file():
+        meta = json.loads(meta_path.read_text())
+        sigs = {d["name"]: FunctionSignature.from_json(d) for d in meta["functions"]}
+        return CompiledModule(lib_path, sigs)
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache, prefix=f".tmp-{key[:16]}-") as tmp:
+        work = Path(tmp)
+        (work / "input.mlir").write_text(mlir_text)
+        sigs, llvm_ir = _lower_in(work, opt, passes, translate)
+        _run([clang, *CLANG_FLAGS, "-x", "ir", "-", "-o", "lib.so", *LINK_FLAGS],
+             stage="native compilation", input=llvm_ir, cwd=work)
+        meta = {"format": _CACHE_FORMAT, "opt_tool": opt, "pipeline": passes,
+                "functions": [s.to_json() for s in sigs.values()]}
+        (work / "meta.json").write_text(json.dumps(meta, indent=1))
+        # Metadata first: a present .so implies present metadata.
+        os.replace(work / "meta.json", meta_path)
+        os.replace(work / "lib.so", lib_path)
+    return CompiledModule(lib_path, sigs)
+
+
+# --------------------------------------------------------------------------------------------
+# Calling
+# --------------------------------------------------------------------------------------------
+
+_DESCRIPTOR_TYPES: dict[int, type] = {}
+
+
+def _descriptor_type(rank: int) -> type:
+    """ctypes struct of a rank-``rank`` memref descriptor."""
+    if rank not in _DESCRIPTOR_TYPES:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        _DESCRIPTOR_TYPES[rank] = type(f"MemRefDescriptor{rank}", (ctypes.Structure,),
+                                       {"_fields_": fields})
+    return _DESCRIPTOR_TYPES[rank]
+
+
+def _descriptor(arr: np.ndarray) -> ctypes.Structure:
+    """Descriptor of a C-contiguous array (row-major strides computed from the shape)."""
+    desc = _descriptor_type(arr.ndim)()
+    desc.allocated = desc.aligned = arr.ctypes.data
+    desc.offset = 0
+    if arr.ndim:
+        strides, acc = [], 1
+        for d in reversed(arr.shape):
+            strides.append(acc)
+            acc *= d
+        desc.sizes[:] = list(arr.shape)
+        desc.strides[:] = strides[::-1]
+    return desc
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype,
+                   fill_byte: Optional[int] = None) -> np.ndarray:
+    """C-contiguous array whose data is ``ALIGNMENT``-byte aligned; uninitialised unless every
+    byte is set to ``fill_byte``."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    if fill_byte is not None:
+        raw.fill(fill_byte)
+    start = (-raw.ctypes.data) % ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _poisoned_output(t: TensorType) -> np.ndarray:
+    if t.dtype.kind == "f":
+        out = _aligned_empty(t.shape, t.dtype)
+        out.fill(np.nan)
+        return out
+    return _aligned_empty(t.shape, t.dtype, fill_byte=POISON_BYTE)
+
+
+def _prepare_input(value, t: TensorType, where: str) -> np.ndarray:
+    if isinstance(value, np.generic) and t.rank == 0:
+        value = np.asarray(value)
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{where}: expected a numpy array {t.shape} {t.dtype} for {t}, "
+                        f"got {type(value).__name__}")
+    if value.dtype != t.dtype:
+        raise TypeError(f"{where}: expected dtype {t.dtype} for {t}, got {value.dtype}")
+    if value.shape != t.shape:
+        raise TypeError(f"{where}: expected shape {t.shape} for {t}, got {value.shape}")
+    buf = _aligned_empty(t.shape, t.dtype)
+    np.copyto(buf, value)
+    return buf
+
+
+def _convert_scalar(value, t: ScalarType, where: str):
+    if t.mlir == "i1":
+        if isinstance(value, (bool, np.bool_)) or (
+                isinstance(value, (int, np.integer)) and int(value) in (0, 1)):
+            return ctypes.c_bool(bool(value))
+        raise TypeError(f"{where}: expected a bool for i1, got {value!r}")
+    if t.mlir in _INT_BITS:
+        if not isinstance(value, (int, np.integer, np.bool_)):
+            raise TypeError(f"{where}: expected an integer for {t}, got {type(value).__name__}")
+        bits, v = _INT_BITS[t.mlir], int(value)
+        if not -(1 << (bits - 1)) <= v < (1 << bits):
+            raise OverflowError(f"{where}: {v} does not fit in {t}")
+        if v >= 1 << (bits - 1):  # signless: accept the unsigned range, pass two's complement
+            v -= 1 << bits
+        return t.ctype(v)
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+        raise TypeError(f"{where}: expected a real number for {t}, got {type(value).__name__}")
+    return t.ctype(float(value))
+
+
+class CompiledFunction:
+    """A callable wrapper of ``_mlir_ciface_<name>`` (see the module docstring for the ABI)."""
+
+    def __init__(self, lib: ctypes.CDLL, signature: FunctionSignature):
+        self.signature = signature
+        try:
+            self._cfunc = lib["_mlir_ciface_" + signature.name]
+        except AttributeError as e:
+            raise RuntimeError(f"compiled library lacks _mlir_ciface_{signature.name}: was the "
+                               f"module lowered with C wrappers requested?") from e
+        scalars = signature.scalar_results
+        argtypes: list[type] = []
+        self._result_struct: Optional[type] = None
+        if len(scalars) > 1:
+            self._result_struct = type("Results", (ctypes.Structure,), {"_fields_": [
+                (f"r{k}", _result_ctype(t)) for k, t in enumerate(scalars)]})
+            argtypes.append(ctypes.POINTER(self._result_struct))
+        for t in signature.inputs:
+            argtypes.append(t.ctype if isinstance(t, ScalarType)
+                            else ctypes.POINTER(_descriptor_type(t.rank)))
+        for t in signature.tensor_results:
+            argtypes.append(ctypes.POINTER(_descriptor_type(t.rank)))
+        self._cfunc.argtypes = argtypes
+        self._cfunc.restype = _result_ctype(scalars[0]) if len(scalars) == 1 else None
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    def __repr__(self) -> str:
+        return f"<CompiledFunction {self.signature}>"
+
+    def __call__(self, *args):
+        sig = self.signature
+        if len(args) != len(sig.inputs):
+            raise TypeError(f"@{sig.name} takes {len(sig.inputs)} arguments, got {len(args)}")
+        keep_alive: list = []
+        cargs: list = []
+        results_struct = None
+        if self._result_struct is not None:
+            results_struct = self._result_struct()
+            cargs.append(ctypes.byref(results_struct))
+        for k, (t, value) in enumerate(zip(sig.inputs, args)):
+            where = f"@{sig.name} argument #{k}"
+            if isinstance(t, ScalarType):
+                cargs.append(_convert_scalar(value, t, where))
+            else:
+                arr = _prepare_input(value, t, where)
+                desc = _descriptor(arr)
+                keep_alive += [arr, desc]
+                cargs.append(ctypes.byref(desc))
+        outputs = []
+        for t in sig.tensor_results:
+            out = _poisoned_output(t)
+            desc = _descriptor(out)
+            outputs.append(out)
+            keep_alive.append(desc)
+            cargs.append(ctypes.byref(desc))
+
+        ret = self._cfunc(*cargs)
+
+        if results_struct is not None:
+            scalar_values = [getattr(results_struct, f"r{k}")
+                             for k in range(len(sig.scalar_results))]
+        else:
+            scalar_values = [ret] if sig.scalar_results else []
+        scalar_iter, out_iter = iter(scalar_values), iter(outputs)
+        results = []
+        for t in sig.results:
+            if isinstance(t, TensorType):
+                results.append(next(out_iter))
+            else:
+                v = next(scalar_iter)
+                results.append(t.dtype.type(bool(v & 1) if t.mlir == "i1" else v))
+        del keep_alive
+        if not results:
+            return None
+        return results[0] if len(results) == 1 else tuple(results)
+
+
+def _result_ctype(t: ScalarType) -> type:
+    # An i1 comes back in a register whose upper bits LLVM leaves undefined: read a byte, mask.
+    return ctypes.c_uint8 if t.mlir == "i1" else t.ctype
+
+
+class CompiledModule:
+    """A loaded library; call its functions as ``mod.name(*args)`` or ``mod.call(name, ...)``."""
+
+    def __init__(self, library_path: Union[str, os.PathLike],
+                 signatures: dict[str, FunctionSignature]):
+        self.library_path = Path(library_path)
+        self.signatures = dict(signatures)
+        self._lib = ctypes.CDLL(str(self.library_path))
+        self._functions: dict[str, CompiledFunction] = {}
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self.signatures)
+
+    def function(self, name: str) -> CompiledFunction:
+        if name not in self.signatures:
+            raise KeyError(f"no public function @{name} in module "
+                           f"(available: {', '.join(self.signatures) or 'none'})")
+        if name not in self._functions:
+            self._functions[name] = CompiledFunction(self._lib, self.signatures[name])
+        return self._functions[name]
+
+    def call(self, name: str, *args):
+        return self.function(name)(*args)
+
+    def __getattr__(self, name: str):
+        sigs = self.__dict__.get("signatures")
+        if name.startswith("_") or sigs is None or name not in sigs:
+            raise AttributeError(f"{type(self).__name__!s} has no attribute or function {name!r}")
+        return self.function(name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.signatures))
+
+    def __repr__(self) -> str:
+        fns = ", ".join(str(s) for s in self.signatures.values())
+        return f"<CompiledModule {self.library_path.name}: {fns}>"
