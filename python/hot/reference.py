@@ -332,7 +332,9 @@ def mix32(h):
     """
     h = np.asarray(h)
     if h.dtype != np.uint32:
-        if not np.issubdtype(h.dtype, np.integer) or h.size and (h.min() < 0 or h.max() > _U32_MASK):
+        in_range = np.issubdtype(h.dtype, np.integer) and (
+            h.size == 0 or (h.min() >= 0 and h.max() <= _U32_MASK))
+        if not in_range:
             raise ValueError("mix32 expects uint32 values (integers in [0, 2^32))")
         h = h.astype(np.uint32)
     shape = h.shape

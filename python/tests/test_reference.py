@@ -8,6 +8,7 @@ Inputs are random; the base seed is printed (shown by pytest on failure) and can
 HOT_TEST_SEED=<int> to reproduce a run.
 """
 
+import contextlib
 import math
 import os
 import warnings
@@ -131,12 +132,12 @@ def round_half_away_exact(v):
     return mag if f >= 0 else -mag
 
 
+@contextlib.contextmanager
 def no_warnings():
-    """Context manager turning every warning into an error."""
-    cm = warnings.catch_warnings()
-    cm.__enter__()
-    warnings.simplefilter("error")
-    return cm
+    """Turn every warning (numpy's RuntimeWarnings included) into an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,6 +529,48 @@ def test_sawb_scale_bit_exact_sequential_f64(rng, granularity):
         assert scale_of(scale, granularity, k) == np.float32(a) / np.float32(127)
 
 
+def sawb_near_zero_group(rng, n):
+    """f32 values whose SAWB clip c is a tiny positive number (|c| / mean|x| ~ 1e-8).
+
+    The cancellation in 12.1 * rms - 12.2 * mean amplifies the last-bit differences between
+    summation orders, so only the specified (sequential) order reproduces the f32 scale.
+    """
+    base = rng.uniform(1, 1.01, n) * np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    sub = rng.random(n) < 0.01
+
+    def make(t):
+        return np.where(sub, base * t, base).astype(F32)
+
+    def clip(x):
+        g = x.astype(np.float64)
+        return 12.1 * math.sqrt(np.sum(g * g) / n) - 12.2 * np.sum(np.abs(g)) / n
+
+    lo, hi = 1.0, 100.0  # clip(make(1)) < 0 < clip(make(100))
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if clip(make(mid)) < 0 else (lo, mid)
+    t = F32(lo)
+    while clip(make(t)) <= 0:
+        t = np.nextafter(t, F32(200))
+    return make(t)
+
+
+def test_sawb_summation_order_is_observable_and_sequential(rng):
+    x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)
+    _, scale = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
+    s1 = s2 = 0.0
+    for e in x.reshape(-1).tolist():  # row-major, sequential Python (IEEE f64) sums
+        s1 += abs(e)
+        s2 += e * e
+    n = x.size
+    c = np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
+    assert 0 < c < 1e-5
+    assert scale == c / F32(127)
+    g = x.astype(np.float64)  # numpy's pairwise sums give other bits: the order matters
+    c_pairwise = np.float32(12.1 * math.sqrt(np.sum(g * g) / n) - 12.2 * (np.sum(np.abs(g)) / n))
+    assert c_pairwise != c
+
+
 def test_round_half_away_from_zero():
     below_half = np.nextafter(F32(0.5), F32(0))
     assert below_half == F32(0.49999997)
@@ -553,6 +596,16 @@ def test_nearest_rounding_exact_on_dense_grid(rng):
     assert q[0].tolist() == expect
 
 
+def test_sawb_clip_rounding_to_zero_falls_back():
+    # subnormal group: c = -0.1 * 2^-149 rounds to -0.0 in f32; "c > 0" is false, so a = m.
+    # The scale m / 7 then underflows to +0, v = x / +0 = +Inf and q clamps to +qmax.
+    tiny = np.float32(2.0**-149)
+    x = np.array([[tiny, tiny]], dtype=F32)
+    q, scale = ref.quantize(x, 4, "per_tensor", "sawb", "nearest")
+    assert scale == 0 and not np.signbit(scale)
+    assert q.tolist() == [[7, 7]]
+
+
 @pytest.mark.parametrize("granularity", ["per_tensor", "per_row", "per_col"])
 @pytest.mark.parametrize("mode", ["maxabs", "sawb"])
 @pytest.mark.parametrize("rounding", ["nearest", "stochastic"])
@@ -561,13 +614,10 @@ def test_zero_groups_no_warnings(rng, granularity, mode, rounding):
     x[1, :] = 0
     x[:, 2] = 0
     zero = np.zeros_like(x)
-    cm = no_warnings()
-    try:
+    with no_warnings():
         qz, sz = ref.quantize(zero, 8, granularity, mode, rounding, seed=3)
         q, s = ref.quantize(x, 8, granularity, mode, rounding, seed=3)
         y = ref.dequantize(q, s, granularity)
-    finally:
-        cm.__exit__(None, None, None)
     assert np.all(sz == 0) and np.all(qz == 0)
     if granularity == "per_row":
         assert s[1] == 0 and np.all(q[1] == 0) and np.all(y[1] == 0)
@@ -582,16 +632,13 @@ def test_zero_groups_no_warnings(rng, granularity, mode, rounding):
 def test_nan_poisons_only_its_group(rng, mode, rounding):
     x = rng.standard_normal((4, 6)).astype(F32)
     x[2, 3] = np.nan
-    cm = no_warnings()
-    try:
+    with no_warnings():
         qr, sr = ref.quantize(x, 8, "per_row", mode, rounding, seed=11)
         qc, sc = ref.quantize(x, 8, "per_col", mode, rounding, seed=11)
         qt, st = ref.quantize(x, 8, "per_tensor", mode, rounding, seed=11)
         yr = ref.dequantize(qr, sr, "per_row")
         yc = ref.dequantize(qc, sc, "per_col")
         yt = ref.dequantize(qt, st, "per_tensor")
-    finally:
-        cm.__exit__(None, None, None)
     assert np.isnan(sr[2]) and np.all(np.isfinite(np.delete(sr, 2)))
     assert np.all(qr[2] == 0) and np.all(np.isnan(yr[2]))
     assert np.all(np.isfinite(np.delete(yr, 2, axis=0)))
@@ -605,12 +652,9 @@ def test_nan_poisons_only_its_group(rng, mode, rounding):
 def test_inf_makes_group_non_finite(rng, mode, sign):
     x = rng.standard_normal((3, 5)).astype(F32)
     x[1, 4] = sign * np.inf
-    cm = no_warnings()
-    try:
+    with no_warnings():
         q, s = ref.quantize(x, 8, "per_row", mode, "nearest")
         y = ref.dequantize(q, s, "per_row")
-    finally:
-        cm.__exit__(None, None, None)
     assert not np.isfinite(s[1]) and np.all(np.isfinite(s[[0, 2]]))
     if mode == "maxabs":
         assert s[1] == np.inf
@@ -642,6 +686,25 @@ def test_stochastic_bit_exact_scalar_loop(rng):
             u = F32(float(py_uniform(seed, i * 5 + j)))
             r = np.floor(F32(v + u))
             assert q[i, j] == max(-127, min(127, int(r))), (i, j)
+
+
+def test_stochastic_add_rounds_in_f32(rng):
+    # Put v just below k - u (u = the element's own uniform, itself checked against Python ints
+    # above): the exact sum v + u is then within an f32 ulp (2^-17) below the integer k, and the
+    # f32 add rounds it up to k about half the time, where an exact floor would give k - 1.
+    m, n = 32, 256
+    seed = int(rng.integers(-(2**63), 2**63 - 1, dtype=np.int64))
+    u = ref.uniform(seed, np.arange(m * n).reshape(m, n)).astype(np.float64)
+    target = rng.integers(64, 127, (m, n)) - u  # exact in f64
+    x = target.astype(F32)
+    x = np.where(x > target, np.nextafter(x, F32(0)), x)  # round down onto the f32 grid
+    x[:, 0] = 127  # scale exactly 1: v == x
+    q, scale = ref.quantize(x, 8, "per_row", "maxabs", "stochastic", seed=seed)
+    assert np.all(scale == 1)
+    exact_sum = x.astype(np.float64) + u  # exact: both have few significant bits
+    expect = np.minimum(np.floor(exact_sum.astype(F32)), 127)  # one rounding to f32, then floor
+    np.testing.assert_array_equal(q, expect)
+    assert np.mean(np.floor(exact_sum) != expect) > 0.2  # the f32 rounding is visible here
 
 
 def test_stochastic_unbiased_over_seeds(rng):

@@ -10,7 +10,7 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertHotToLinalgPass
-    : InterfacePass<"convert-hot-to-linalg", "mlir::FunctionOpInterface"> {
+    : Pass<"convert-hot-to-linalg"> {
   let summary = "Lower every hot op to linalg, arith, math and tensor ops on tensors";
   let description = [{
     Expands each `hot` operation into structured operations on tensors with

@@ -22,6 +22,9 @@ using namespace mlir;
 void mlir::hot::buildHotLowerToCPUPipeline(
     OpPassManager &pm, const HotLowerToCPUOptions &options) {
   pm.addNestedPass<func::FuncOp>(createConvertHotToLinalgPass());
+  // Elementwise arith/math on whole tensors (casts, adds) becomes linalg too,
+  // so that everything bufferizes.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

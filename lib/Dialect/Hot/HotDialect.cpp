@@ -7,6 +7,7 @@
 #include "hot/Dialect/Hot/HotDialect.h"
 #include "hot/Dialect/Hot/HotAttrs.h"
 #include "hot/Dialect/Hot/HotOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -28,4 +29,9 @@ void HotDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "hot/Dialect/Hot/HotAttrs.cpp.inc"
       >();
+}
+
+Operation *HotDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                          Type type, Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
 }

@@ -27,6 +27,8 @@ def Hot_Dialect : Dialect {
     `python/hot/reference.py` agree exactly, stochastic rounding included.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+  let dependentDialects = ["arith::ArithDialect"];
 }
 
 class Hot_Op<string mnemonic, list<Trait> traits = []>
