@@ -28,7 +28,7 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 check: build
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
 	PYTHONPATH=python HOT_OPT=$(BUILD)/bin/hot-opt $(VENV)/bin/python -m hot.demo
