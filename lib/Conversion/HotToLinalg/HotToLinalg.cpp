@@ -28,15 +28,39 @@ AffineMap mlir::hot::detail::getScaleMap(MLIRContext *ctx, int64_t scaleRank,
   return AffineMap::get(2, 0, getAffineDimExpr(rowwise ? 0 : 1, ctx), ctx);
 }
 
-Value mlir::hot::detail::convertFloat(OpBuilder &builder, Location loc,
-                                      Value value, Type type) {
-  unsigned from = value.getType().getIntOrFloatBitWidth();
-  unsigned to = type.getIntOrFloatBitWidth();
+/// Converts a float `value` to `type` (extf/truncf), or returns it as is.
+static Value convertFloat(OpBuilder &builder, Location loc, Value value,
+                          Type type) {
   if (value.getType() == type)
     return value;
-  if (to > from)
+  if (type.getIntOrFloatBitWidth() > value.getType().getIntOrFloatBitWidth())
     return arith::ExtFOp::create(builder, loc, type, value);
   return arith::TruncFOp::create(builder, loc, type, value);
+}
+
+Value mlir::hot::detail::buildScaledIntToFloat(OpBuilder &builder,
+                                               Location loc, Value ints,
+                                               ValueRange scales,
+                                               ArrayRef<AffineMap> scaleMaps,
+                                               RankedTensorType resultType) {
+  Type elementType = resultType.getElementType();
+  Value init = tensor::EmptyOp::create(builder, loc, resultType.getShape(),
+                                       elementType);
+  AffineMap identity = builder.getMultiDimIdentityMap(2);
+  SmallVector<Value> inputs{ints};
+  llvm::append_range(inputs, scales);
+  SmallVector<AffineMap> maps{identity};
+  llvm::append_range(maps, scaleMaps);
+  maps.push_back(identity);
+  auto generic = linalg::GenericOp::create(
+      builder, loc, resultType, inputs, init, maps, getParallelIterators(2),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value value = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
+        for (Value scale : args.slice(1, scales.size()))
+          value = arith::MulFOp::create(b, l, value, scale);
+        linalg::YieldOp::create(b, l, convertFloat(b, l, value, elementType));
+      });
+  return generic.getResult(0);
 }
 
 SmallVector<utils::IteratorType>

@@ -57,32 +57,17 @@ struct RescaleLowering : OpConversionPattern<RescaleOp> {
   LogicalResult
   matchAndRewrite(RescaleOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
-    auto resultType = cast<RankedTensorType>(op.getType());
     auto rankOf = [](Value v) {
       return cast<RankedTensorType>(v.getType()).getRank();
     };
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType());
-    AffineMap identity = rewriter.getMultiDimIdentityMap(2);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType,
-        ValueRange{adaptor.getAcc(), adaptor.getRowScale(),
-                   adaptor.getColScale()},
-        init,
-        SmallVector<AffineMap>{
-            identity, getScaleMap(ctx, rankOf(adaptor.getRowScale()), true),
-            getScaleMap(ctx, rankOf(adaptor.getColScale()), false), identity},
-        getParallelIterators(2),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value acc = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
-          Value value = arith::MulFOp::create(
-              b, l, arith::MulFOp::create(b, l, acc, args[1]), args[2]);
-          linalg::YieldOp::create(
-              b, l, convertFloat(b, l, value, resultType.getElementType()));
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    Value rowScale = adaptor.getRowScale(), colScale = adaptor.getColScale();
+    rewriter.replaceOp(
+        op, buildScaledIntToFloat(
+                rewriter, op.getLoc(), adaptor.getAcc(), {rowScale, colScale},
+                {getScaleMap(ctx, rankOf(rowScale), true),
+                 getScaleMap(ctx, rankOf(colScale), false)},
+                cast<RankedTensorType>(op.getType())));
     return success();
   }
 };

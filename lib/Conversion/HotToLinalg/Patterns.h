@@ -26,8 +26,12 @@ void populateIntMatmulLoweringPatterns(RewritePatternSet &patterns);
 /// or per-row/per-column (rank-1) scale: `rowwise` selects d0, else d1.
 AffineMap getScaleMap(MLIRContext *ctx, int64_t scaleRank, bool rowwise);
 
-/// Converts a float `value` to `type` (extf/truncf), or returns it as is.
-Value convertFloat(OpBuilder &builder, Location loc, Value value, Type type);
+/// Emits `result[i, j] = f32(ints[i, j]) * s_1 * ... * s_n` (left to right,
+/// in f32) converted to the element type of `resultType`, where scale `s_k`
+/// is read through the map `scaleMaps[k]` of the rank-2 iteration space.
+Value buildScaledIntToFloat(OpBuilder &builder, Location loc, Value ints,
+                            ValueRange scales, ArrayRef<AffineMap> scaleMaps,
+                            RankedTensorType resultType);
 
 /// An all-parallel iterator list of `rank` entries.
 SmallVector<utils::IteratorType> getParallelIterators(int64_t rank);

@@ -178,25 +178,11 @@ struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
   LogicalResult
   matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto resultType = cast<RankedTensorType>(op.getType());
-    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
-                                         resultType.getElementType());
-    AffineMap identity = rewriter.getMultiDimIdentityMap(2);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType,
-        ValueRange{adaptor.getQ(), adaptor.getScale()}, init,
-        SmallVector<AffineMap>{
-            identity, getGroupMap(rewriter.getContext(), op.getGranularity()),
-            identity},
-        getParallelIterators(2),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value q = arith::SIToFPOp::create(b, l, b.getF32Type(), args[0]);
-          Value value = arith::MulFOp::create(b, l, q, args[1]);
-          linalg::YieldOp::create(
-              b, l, convertFloat(b, l, value, resultType.getElementType()));
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(
+        op, buildScaledIntToFloat(
+                rewriter, op.getLoc(), adaptor.getQ(), adaptor.getScale(),
+                getGroupMap(rewriter.getContext(), op.getGranularity()),
+                cast<RankedTensorType>(op.getType())));
     return success();
   }
 };
