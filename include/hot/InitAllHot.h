@@ -10,6 +10,7 @@
 #include "hot/Conversion/Passes.h"
 #include "hot/Conversion/Pipelines.h"
 #include "hot/Dialect/Hot/HotDialect.h"
+#include "hot/Transforms/Passes.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::hot {
@@ -22,6 +23,7 @@ inline void registerAllHotDialects(DialectRegistry &registry) {
 /// Registers every pass and pipeline of the project with the global registry.
 inline void registerAllHotPasses() {
   registerHotConversionPasses();
+  registerHotTransformsPasses();
   registerHotPipelines();
 }
 

@@ -59,4 +59,48 @@ def Hot_Path : I32EnumAttr<"Path", "a backward matrix product of a linear layer"
 }
 def Hot_PathAttr : EnumAttr<Hot_Dialect, Hot_Path, "path">;
 
+def Hot_Role : I32EnumAttr<"Role",
+    "which product of a linear layer y = x·Wᵀ an op computes", [
+      I32EnumAttrCase<"Forward", 0, "forward">,
+      I32EnumAttrCase<"Gx", 1, "gx">,
+      I32EnumAttrCase<"Gw", 2, "gw">
+    ]> {
+  let cppNamespace = "::mlir::hot";
+  let genSpecializedAttr = 0;
+}
+def Hot_RoleAttr : EnumAttr<Hot_Dialect, Hot_Role, "role">;
+
+def Hot_LayerAttr : AttrDef<Hot_Dialect, "Layer"> {
+  let mnemonic = "layer";
+  let summary = "tags a product of a recognised linear layer, with overrides";
+  let description = [{
+    `hot-annotate-backward-matmuls` puts `hot.layer = #hot.layer<...>` on the
+    forward product `y = x·Wᵀ`, the activation gradient `gx = gy·W` and the
+    weight gradient `gw = gyᵀ·x` of every linear layer it recognises. `name`
+    identifies the layer (stable across runs of the same graph), `role` the
+    product.
+
+    The optional parameters override the options of
+    `hot-rewrite-backward-matmuls` for this product only: `bits` (0 disables
+    quantization), `block` (Hadamard block on gx, HLA block on gw), `rank`
+    (HLA rank), `granularity` of the output-gradient scales (`per_row` is per
+    token on gx, `per_col` per output channel on gw). A user (or the LQS
+    calibration) edits them in the IR:
+
+    ```mlir
+    %gw = linalg.matmul {hot.layer = #hot.layer<name = "layer3", role = gw,
+                                                bits = 8, rank = 4>} ...
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::StringAttr":$name,
+    "::mlir::hot::Role":$role,
+    OptionalParameter<"std::optional<int64_t>">:$bits,
+    OptionalParameter<"std::optional<int64_t>">:$block,
+    OptionalParameter<"std::optional<int64_t>">:$rank,
+    OptionalParameter<"std::optional<::mlir::hot::Granularity>">:$granularity
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 #endif // HOT_DIALECT_HOT_HOTATTRS_TD

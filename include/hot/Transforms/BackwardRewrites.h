@@ -1,0 +1,63 @@
+//===- BackwardRewrites.h - HOT rewrites of gx and gw -----------*- C++ -*-===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOT_TRANSFORMS_BACKWARDREWRITES_H
+#define HOT_TRANSFORMS_BACKWARDREWRITES_H
+
+#include "hot/Dialect/Hot/HotAttrs.h"
+#include "hot/Transforms/BackwardMatmuls.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::hot {
+
+/// How one backward product of a layer is computed.
+struct PathConfig {
+  /// Grid bits (2..8), or 0 to keep the product in f32.
+  int64_t bits = 0;
+  /// gx: the largest Hadamard block along O; gw: the HLA block.
+  int64_t block = 16;
+  /// gw: Walsh components kept per HLA block.
+  int64_t rank = 8;
+  Selection selection = Selection::Prefix;
+  /// gw: apply HLA along a batch of independent samples (2-D activations).
+  bool hlaAcrossBatch = false;
+  /// Scales of gy: per_tensor, or per_row (gx) / per_col (gw).
+  Granularity granularity = Granularity::PerTensor;
+  Rounding rounding = Rounding::Stochastic;
+  /// gx: scale mode of W.
+  ScaleMode weightScale = ScaleMode::Sawb;
+};
+
+/// What a rewrite did.
+struct PathDecision {
+  int64_t bits = 0;
+  /// The Hadamard (gx) or HLA (gw) block actually used; 1 = none.
+  int64_t block = 1;
+  int64_t rank = 0;
+  bool hla = false;
+  Granularity granularity = Granularity::PerTensor;
+};
+
+/// Replaces `layer.gx` (gx = gy·W) by Hadamard transforms along O, grids of
+/// `config.bits`, an exact integer product and a rescale. `seed` (i64) seeds
+/// stochastic rounding. On failure nothing is changed and `reason` says why.
+FailureOr<PathDecision> rewriteActivationGradient(RewriterBase &rewriter,
+                                                  const LinearLayer &layer,
+                                                  const PathConfig &config,
+                                                  Value seed,
+                                                  std::string &reason);
+
+/// Replaces `layer.gw` (gw = gyᵀ·x) by HLA along each sample's tokens, grids
+/// of `config.bits`, an exact integer product and a rescale. The ops that
+/// compress x carry `hot.saved_activation`.
+FailureOr<PathDecision> rewriteWeightGradient(RewriterBase &rewriter,
+                                              const LinearLayer &layer,
+                                              const PathConfig &config,
+                                              Value seed, std::string &reason);
+
+} // namespace mlir::hot
+
+#endif // HOT_TRANSFORMS_BACKWARDREWRITES_H

@@ -1,0 +1,184 @@
+//===- Passes.td - Training-graph passes of the hot project -*- tablegen -*-===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOT_TRANSFORMS_PASSES_TD
+#define HOT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HotAnnotateBackwardMatmulsPass : Pass<"hot-annotate-backward-matmuls"> {
+  let summary = "Find each linear layer's forward, gx and gw products and tag them";
+  let description = [{
+    Runs `BackwardMatmulAnalysis` (include/hot/Transforms/BackwardMatmuls.h)
+    on every function nested in (or being) the operation it runs on, and
+    puts `hot.layer = #hot.layer<name = "layerK", role = forward|gx|gw>` on
+    the products of every linear layer it recognises: the forward product
+    `y = x·Wᵀ`, the activation gradient `gx = gy·W` and the weight gradient
+    `gw = gyᵀ·x`. Operands are traced through transposes, reshapes, casts
+    and float extensions; attention products (batched, both operands
+    activations) and anything else it does not understand are left
+    untouched, with a remark that says why. Overrides already present on a
+    tag (`bits`, `block`, `rank`, `granularity`) are kept.
+
+    Example: on a torch-mlir MLP step
+
+    ```mlir
+    %gw = linalg.matmul ins(%gyT, %x : ...) outs(%zero : tensor<64x32xf32>)
+    ```
+
+    becomes
+
+    ```mlir
+    %gw = linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gw>}
+        ins(%gyT, %x : ...) outs(%zero : tensor<64x32xf32>)
+    ```
+
+    with the remark `layer0: gw = gyᵀ·x over 8 tokens (O = 64, I = 32)`.
+  }];
+  let options = [
+    Option<"emitRemarks", "remarks", "bool", /*default=*/"true",
+           "Emit a remark for every recognised and every skipped product">,
+  ];
+  let dependentDialects = ["mlir::hot::HotDialect"];
+}
+
+def HotRewriteBackwardMatmulsPass : Pass<"hot-rewrite-backward-matmuls"> {
+  let summary = "Rewrite the gx and gw products of linear layers the HOT way";
+  let description = [{
+    For every linear layer found by `BackwardMatmulAnalysis` (or tagged by
+    `hot-annotate-backward-matmuls`, whose `#hot.layer` overrides win over
+    the options), replaces
+
+    - `gx = gy·W` by a block Hadamard transform along O of gy and W
+      (block `min(gx-block, largest power of two dividing O)`), `gx-bits`
+      quantization (gy: maxabs, stochastic rounding, `gx-granularity`; W:
+      `weight-scale`, nearest), `hot.int_matmul` and `hot.rescale`;
+    - `gw = gyᵀ·x` by a Walsh low-rank projection (HLA, `hla-block`,
+      `hla-rank`, `hla-selection`) of gy and x along each sample's tokens
+      (tails pass through), `gw-bits` quantization (gy: maxabs, stochastic,
+      `gw-granularity`; x: maxabs, nearest), `hot.int_matmul` and
+      `hot.rescale`. Without a token dim inside samples (2-D activations)
+      there is no HLA unless `hla-batch` is set.
+
+    `gx-bits=0` / `gw-bits=0` keep the transforms and compute the product in
+    f32 (with full-rank HLA this reproduces the original gradients up to
+    rounding). Everything else in the graph (the forward product, bias
+    gradients, normalisations, attention) is left as it was.
+
+    Stochastic rounding needs a fresh seed every training step: it comes from
+    the function argument that carries the `hot.seed` argument attribute
+    (an i64). If there is none, the argument `seed-arg` names one (and it is
+    tagged), or, by default, the pass appends an `i64 {hot.seed}` argument to
+    the function. Each quantization derives its own seed as
+    `seed + (k << 32)`, `k` numbering the rewritten products.
+
+    Example (gx of a layer with O = 64):
+
+    ```mlir
+    %gx = linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = gx>}
+        ins(%gy, %w : tensor<8x64xf32>, tensor<64x32xf32>) outs(%z : tensor<8x32xf32>)
+    ```
+
+    becomes
+
+    ```mlir
+    %gyh = hot.hadamard %gy along 1 block 16 : tensor<8x64xf32>
+    %wh = hot.hadamard %w along 0 block 16 : tensor<64x32xf32>
+    %qg, %sg = hot.quantize %gyh bits 4 granularity per_tensor scale maxabs
+        rounding stochastic seed %s : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<f32>
+    %qw, %sw = hot.quantize %wh bits 4 granularity per_tensor scale sawb
+        rounding nearest : tensor<64x32xf32> -> tensor<64x32xi8>, tensor<f32>
+    %acc = hot.int_matmul %qg, %qw : tensor<8x64xi8>, tensor<64x32xi8> -> tensor<8x32xi32>
+    %gx = hot.rescale %acc, %sg, %sw : tensor<8x32xi32>, tensor<f32>, tensor<f32> -> tensor<8x32xf32>
+    ```
+  }];
+  let options = [
+    Option<"gxBits", "gx-bits", "int64_t", /*default=*/"4",
+           "Grid bits on the gx path (2..8; 0 disables quantization)">,
+    Option<"gwBits", "gw-bits", "int64_t", /*default=*/"8",
+           "Grid bits on the gw path (2..8; 0 disables quantization)">,
+    Option<"gxBlock", "gx-block", "int64_t", /*default=*/"16",
+           "Largest Hadamard block along O on the gx path (a power of two)">,
+    Option<"hlaBlock", "hla-block", "int64_t", /*default=*/"16",
+           "HLA block along the tokens of each sample (a power of two)">,
+    Option<"hlaRank", "hla-rank", "int64_t", /*default=*/"0",
+           "Walsh components kept per HLA block (0: hla-block / 2)">,
+    Option<"hlaSelection", "hla-selection", "std::string",
+           /*default=*/"\"prefix\"",
+           "Which components HLA keeps: prefix or triangle">,
+    Option<"hlaBatch", "hla-batch", "bool", /*default=*/"false",
+           "Apply HLA across a batch of independent samples (2-D activations)">,
+    Option<"rounding", "rounding", "std::string", /*default=*/"\"stochastic\"",
+           "Rounding of the output gradients: stochastic or nearest">,
+    Option<"weightScale", "weight-scale", "std::string",
+           /*default=*/"\"sawb\"", "Scale mode of W on the gx path: sawb or maxabs">,
+    Option<"gxGranularity", "gx-granularity", "std::string",
+           /*default=*/"\"per_tensor\"",
+           "Scales of gy on the gx path: per_tensor or per_row (per token)">,
+    Option<"gwGranularity", "gw-granularity", "std::string",
+           /*default=*/"\"per_tensor\"",
+           "Scales of gy on the gw path: per_tensor or per_col (per output channel)">,
+    Option<"seedArg", "seed-arg", "int64_t", /*default=*/"-1",
+           "Index of the i64 argument that carries the per-step seed (-1: "
+           "the one tagged hot.seed, else a new last argument)">,
+    Option<"emitRemarks", "remarks", "bool", /*default=*/"true",
+           "Emit a remark for every rewritten and every skipped product">,
+  ];
+  let dependentDialects = [
+    "mlir::hot::HotDialect",
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
+def HotCompressActivationsPass : Pass<"hot-compress-activations"> {
+  let summary = "Compute the HLA'd INT8 saved activations where they are produced (ABC)";
+  let description = [{
+    Activation buffer compression: the weight-gradient path rewritten by
+    `hot-rewrite-backward-matmuls` projects and quantizes the saved
+    activation x (`hot.lowrank`, `hot.quantize` tagged with the layer). This
+    pass moves that chain to right after the definition of x (the function
+    entry if x is an argument), so that the forward pass produces the INT8
+    codes and their scales, and the backward reads only them: x itself dies
+    after its last forward use.
+
+    Example: before, the chain sits next to the backward product
+
+    ```mlir
+    %x = ...                      // forward
+    ...                           // forward, loss, backward
+    %xl = hot.lowrank %x ...      // backward
+    %qx, %sx = hot.quantize %xl ...
+    ```
+
+    after, it follows `%x` at once, and `%x` is dead after its forward uses.
+  }];
+  let dependentDialects = ["mlir::hot::HotDialect"];
+}
+
+def HotReportPass : Pass<"hot-report", "mlir::ModuleOp"> {
+  let summary = "Report per layer what was rewritten and what it saves";
+  let description = [{
+    Prints, for every function with recognised linear layers, one record per
+    layer: shapes (N, O, I, token shape), what each path does (bits, blocks,
+    rank, granularity), saved-activation bytes before and after activation
+    compression, and bit operations (BOPs, a b1 x b2-bit multiply-add
+    counting b1·b2) of the backward before and after; plus totals and the
+    function's peak live tensor bytes (liveness in program order) before
+    (recorded by `hot-annotate-backward-matmuls`) and after.
+    The format is JSON by default, a text table with `format=table`; the
+    report goes to `output` (a file path; `-` is stdout).
+  }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"json\"",
+           "json or table">,
+    Option<"output", "output", "std::string", /*default=*/"\"-\"",
+           "Where to write the report (- for stdout)">,
+  ];
+}
+
+#endif // HOT_TRANSFORMS_PASSES_TD

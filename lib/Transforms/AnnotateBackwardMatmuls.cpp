@@ -1,0 +1,84 @@
+//===- AnnotateBackwardMatmuls.cpp - Tag the products of linear layers ----===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Dialect/Hot/HotAttrs.h"
+#include "hot/Transforms/BackwardMatmuls.h"
+#include "hot/Transforms/LayerTags.h"
+#include "hot/Transforms/Liveness.h"
+#include "hot/Transforms/Passes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::hot {
+#define GEN_PASS_DEF_HOTANNOTATEBACKWARDMATMULSPASS
+#include "hot/Transforms/Passes.h.inc"
+} // namespace mlir::hot
+
+using namespace mlir;
+using namespace mlir::hot;
+
+static std::string describeTokens(const LinearLayer &layer) {
+  std::string shape = llvm::join(
+      llvm::map_range(layer.tokenShape,
+                      [](int64_t s) { return std::to_string(s); }),
+      "x");
+  return std::to_string(layer.getNumTokens()) + " tokens [" + shape + "]";
+}
+
+namespace mlir::hot {
+namespace {
+
+struct HotAnnotateBackwardMatmulsPass
+    : impl::HotAnnotateBackwardMatmulsPassBase<
+          HotAnnotateBackwardMatmulsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation()->walk([&](FunctionOpInterface function) {
+      if (function.isExternal())
+        return;
+      annotate(function);
+    });
+  }
+
+  void annotate(FunctionOpInterface function) {
+    // The peak before any rewrite, for hot-report's before/after.
+    if (!function->hasAttr(kOriginalPeakAttrName))
+      function->setAttr(kOriginalPeakAttrName,
+                        IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                         computePeakLiveTensorBytes(function)));
+    BackwardMatmulAnalysis analysis(function);
+    for (const LinearLayer &layer : analysis.getLayers()) {
+      std::string dims = " (O = " + std::to_string(layer.outFeatures) +
+                         ", I = " + std::to_string(layer.inFeatures) + ")";
+      tagLayerProduct(layer.gw, layer.name, Role::Gw);
+      if (emitRemarks)
+        layer.gw->emitRemark()
+            << layer.name << ": gw = gyᵀ·x over " << describeTokens(layer)
+            << dims << "; gy and x told apart by "
+            << layer.orientationReason;
+      if (layer.gx) {
+        tagLayerProduct(layer.gx, layer.name, Role::Gx);
+        if (emitRemarks)
+          layer.gx->emitRemark()
+              << layer.name << ": gx = gy·W over O" << dims
+              << (layer.weightTransposed ? ", W saved transposed" : "");
+      }
+      if (layer.forward) {
+        tagLayerProduct(layer.forward, layer.name, Role::Forward);
+        if (emitRemarks)
+          layer.forward->emitRemark()
+              << layer.name << ": forward y = x·Wᵀ" << dims;
+      }
+    }
+    if (emitRemarks)
+      for (const SkippedProduct &skipped : analysis.getSkipped())
+        skipped.op->emitRemark() << "not rewritten: " << skipped.reason;
+  }
+};
+
+} // namespace
+} // namespace mlir::hot

@@ -1,0 +1,507 @@
+//===- BackwardMatmuls.cpp - Linear layers of a training graph ------------===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Transforms/BackwardMatmuls.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/CastInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::hot;
+
+int64_t LinearLayer::getNumTokens() const {
+  int64_t n = 1;
+  for (int64_t size : tokenShape)
+    n *= size;
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// Views
+//===----------------------------------------------------------------------===//
+
+/// Returns true if the body of `generic` yields its only input unchanged,
+/// widened (extf) or multiplied by the constant one.
+static bool isValuePreservingBody(linalg::GenericOp generic) {
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1)
+    return false;
+  Value input = body.getArgument(0);
+  Value yielded = yield.getOperand(0);
+  if (yielded == input)
+    return true;
+  Operation *def = yielded.getDefiningOp();
+  if (!def || def->getBlock() != &body)
+    return false;
+  if (auto ext = dyn_cast<arith::ExtFOp>(def))
+    return ext.getIn() == input;
+  if (auto mul = dyn_cast<arith::MulFOp>(def)) {
+    Value other = mul.getLhs() == input   ? mul.getRhs()
+                  : mul.getRhs() == input ? mul.getLhs()
+                                          : Value();
+    return other && matchPattern(other, m_OneFloat());
+  }
+  return false;
+}
+
+/// For an elementwise generic that only permutes, widens or multiplies by
+/// one, the input dim that feeds each result dim; nullopt otherwise.
+static std::optional<SmallVector<int64_t>>
+getPreservingPermutation(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+      generic.getNumReductionLoops() != 0 || !isValuePreservingBody(generic))
+    return std::nullopt;
+  AffineMap inputMap = generic.getIndexingMapsArray()[0];
+  AffineMap outputMap = generic.getIndexingMapsArray()[1];
+  if (!inputMap.isPermutation() || !outputMap.isIdentity())
+    return std::nullopt;
+  // Result dim j is loop j; input dim i is loop inputMap(i).
+  SmallVector<int64_t> sourceOfResult(inputMap.getNumResults());
+  for (auto [i, expr] : llvm::enumerate(inputMap.getResults()))
+    sourceOfResult[cast<AffineDimExpr>(expr).getPosition()] = i;
+  return sourceOfResult;
+}
+
+/// One step up the chain: the trace of `value` in terms of the source of
+/// its defining view, or nullopt if `value` is not a view's result.
+static std::optional<std::pair<Value, SmallVector<SmallVector<int64_t, 2>>>>
+stepThroughView(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  Operation *def = value.getDefiningOp();
+  if (!type || !def)
+    return std::nullopt;
+  using Dims = SmallVector<SmallVector<int64_t, 2>>;
+  auto permuted = [&](Value source, ArrayRef<int64_t> sourceOf) {
+    Dims dims;
+    for (int64_t s : sourceOf)
+      dims.push_back({s});
+    return std::make_pair(source, dims);
+  };
+  auto same = [&](Value source) {
+    return permuted(source,
+                    llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+  };
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(def))
+    return permuted(transpose.getInput(), transpose.getPermutation());
+  if (auto cast = dyn_cast<tensor::CastOp>(def))
+    return same(cast.getSource());
+  if (auto ext = dyn_cast<arith::ExtFOp>(def))
+    return same(ext.getIn());
+  if (auto generic = dyn_cast<linalg::GenericOp>(def)) {
+    if (std::optional<SmallVector<int64_t>> sourceOf =
+            getPreservingPermutation(generic))
+      return permuted(generic.getDpsInputs()[0], *sourceOf);
+    return std::nullopt;
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    Dims dims;
+    for (const ReassociationIndices &group :
+         collapse.getReassociationIndices())
+      dims.push_back(SmallVector<int64_t, 2>(group.begin(), group.end()));
+    return std::make_pair(collapse.getSrc(), dims);
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    Dims dims(type.getRank());
+    for (auto [s, group] : llvm::enumerate(expand.getReassociationIndices()))
+      for (int64_t d : group)
+        dims[d] = {int64_t(s)};
+    return std::make_pair(expand.getSrc(), dims);
+  }
+  return std::nullopt;
+}
+
+SmallVector<ViewTrace> mlir::hot::traceViewChain(Value value) {
+  ViewTrace trace{value, {}};
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      trace.rootDims.push_back({d});
+  SmallVector<ViewTrace> chain{trace};
+  while (auto step = stepThroughView(chain.back().root)) {
+    auto [source, sourceDimsOf] = *step;
+    ViewTrace next{source, {}};
+    for (ArrayRef<int64_t> dims : chain.back().rootDims) {
+      SmallVector<int64_t, 2> rootDims;
+      for (int64_t d : dims)
+        for (int64_t s : sourceDimsOf[d])
+          if (!llvm::is_contained(rootDims, s))
+            rootDims.push_back(s);
+      next.rootDims.push_back(rootDims);
+    }
+    chain.push_back(next);
+  }
+  return chain;
+}
+
+ViewTrace mlir::hot::traceThroughViews(Value value) {
+  return traceViewChain(value).back();
+}
+
+//===----------------------------------------------------------------------===//
+// Products
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Along which root dims an operand of a product is contracted.
+enum class Side { Leading, Last, Other };
+
+/// One operand of a two-operand contraction, seen at its root.
+struct Operand {
+  ViewTrace trace;
+  Side side = Side::Other;
+  /// The product's loops that carry the operand's free root dims.
+  SmallVector<unsigned> freeLoops;
+  /// How many leading root dims are tokens (the rest are features).
+  int64_t tokenRank = 0;
+
+  int64_t rootRank() const {
+    return cast<RankedTensorType>(trace.root.getType()).getRank();
+  }
+  ArrayRef<int64_t> rootShape() const {
+    return cast<RankedTensorType>(trace.root.getType()).getShape();
+  }
+  ArrayRef<int64_t> tokenShape() const {
+    return rootShape().take_front(tokenRank);
+  }
+  int64_t featureSize() const {
+    int64_t size = 1;
+    for (int64_t s : rootShape().drop_front(tokenRank))
+      size *= s;
+    return size;
+  }
+};
+
+/// A contraction without batch dims: the candidate products of layers.
+struct Product {
+  linalg::LinalgOp op;
+  Operand operands[2];
+};
+
+} // namespace
+
+/// Classifies `operand` against one trace of it: which root dims the
+/// contraction consumes.
+static Operand classifyTrace(linalg::LinalgOp op, OpOperand &operand,
+                             const DenseSet<unsigned> &contracted,
+                             ViewTrace trace) {
+  Operand result{std::move(trace), Side::Other, {}, 0};
+  auto rootType = dyn_cast<RankedTensorType>(result.trace.root.getType());
+  if (!rootType || rootType.getRank() < 2 || result.trace.rootDims.empty())
+    return result;
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  SmallVector<int64_t> contractedRoot, freeRoot;
+  for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+    unsigned loop = cast<AffineDimExpr>(expr).getPosition();
+    ArrayRef<int64_t> rootDims = result.trace.rootDims[d];
+    if (contracted.contains(loop)) {
+      llvm::append_range(contractedRoot, rootDims);
+    } else {
+      llvm::append_range(freeRoot, rootDims);
+      result.freeLoops.push_back(loop);
+    }
+  }
+  llvm::sort(contractedRoot);
+  llvm::sort(freeRoot);
+  int64_t rank = rootType.getRank();
+  auto range = [](int64_t begin, int64_t end) {
+    return llvm::to_vector(llvm::seq<int64_t>(begin, end));
+  };
+  int64_t numContracted = contractedRoot.size();
+  if (numContracted == 0 || numContracted == rank)
+    return result;
+  // Tokens lead, features trail: contracted tokens, or contracted features.
+  if (contractedRoot == range(0, numContracted) &&
+      freeRoot == range(numContracted, rank)) {
+    result.side = Side::Leading;
+    result.tokenRank = numContracted;
+  } else if (freeRoot == range(0, rank - numContracted) &&
+             contractedRoot == range(rank - numContracted, rank)) {
+    result.side = Side::Last;
+    result.tokenRank = rank - numContracted;
+  }
+  return result;
+}
+
+/// Classifies one operand at the deepest view of it where tokens lead and
+/// features trail (a head split permuted into the features stops the trace
+/// above it).
+static Operand classifyOperand(linalg::LinalgOp op, OpOperand &operand,
+                               const DenseSet<unsigned> &contracted) {
+  SmallVector<ViewTrace> chain = traceViewChain(operand.get());
+  for (ViewTrace &trace : llvm::reverse(chain)) {
+    Operand result = classifyTrace(op, operand, contracted, trace);
+    if (result.side != Side::Other)
+      return result;
+  }
+  return classifyTrace(op, operand, contracted, chain.front());
+}
+
+/// Returns the product view of `op`, or the reason it is none.
+static FailureOr<Product> getProduct(linalg::LinalgOp op,
+                                     std::string &reason) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !op.hasPureTensorSemantics()) {
+    reason = "not a two-operand contraction on tensors";
+    return failure();
+  }
+  if (!llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isProjectedPermutation(); })) {
+    reason = "indexing maps are not projected permutations";
+    return failure();
+  }
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims)) {
+    reason = "contraction dims cannot be inferred";
+    return failure();
+  }
+  if (!dims->batch.empty()) {
+    reason = "a batched product (both operands carry the batch dims, as in "
+             "attention); not a linear layer";
+    return failure();
+  }
+  for (OpOperand *operand : op.getDpsInputOperands())
+    if (!cast<RankedTensorType>(operand->get().getType()).hasStaticShape()) {
+      reason = "dynamic shapes are not supported";
+      return failure();
+    }
+  if (!cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape()) {
+    reason = "dynamic shapes are not supported";
+    return failure();
+  }
+  DenseSet<unsigned> contracted(dims->k.begin(), dims->k.end());
+  Product product{op, {}};
+  for (int i = 0; i < 2; ++i)
+    product.operands[i] =
+        classifyOperand(op, *op.getDpsInputOperands()[i], contracted);
+  return product;
+}
+
+/// Follows `value` through single-use views to a func.return; returns the
+/// permutation p with returned dim j == dim p[j] of `value`, if it gets
+/// there.
+static std::optional<SmallVector<int64_t>> getReturnedLayout(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> layout =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  for (int steps = 0; steps < 8 && value.hasOneUse(); ++steps) {
+    Operation *user = *value.getUsers().begin();
+    if (isa<func::ReturnOp>(user))
+      return layout;
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(user)) {
+      SmallVector<int64_t> next;
+      for (int64_t s : transpose.getPermutation())
+        next.push_back(layout[s]);
+      layout = next;
+      value = transpose->getResult(0);
+      continue;
+    }
+    if (auto generic = dyn_cast<linalg::GenericOp>(user)) {
+      std::optional<SmallVector<int64_t>> sourceOf =
+          getPreservingPermutation(generic);
+      if (!sourceOf)
+        return std::nullopt;
+      SmallVector<int64_t> next;
+      for (int64_t s : *sourceOf)
+        next.push_back(layout[s]);
+      layout = next;
+      value = generic->getResult(0);
+      continue;
+    }
+    if (isa<tensor::CastOp>(user)) {
+      value = user->getResult(0);
+      continue;
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Returns true if `value` is an argument of `function`, possibly cast to
+/// another float type elementwise (mixed precision casts its parameters).
+static bool isParameter(Value value, Operation *function) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner()->getParentOp() == function;
+  if (auto cast = value.getDefiningOp<CastOpInterface>())
+    return cast->getNumOperands() == 1 &&
+           isParameter(cast->getOperand(0), function);
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return false;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Operation *def = yield.getNumOperands() == 1
+                       ? yield.getOperand(0).getDefiningOp()
+                       : nullptr;
+  return def && isa<arith::TruncFOp, arith::ExtFOp>(def) &&
+         def->getOperand(0) == body.getArgument(0) &&
+         isParameter(generic.getDpsInputs()[0], function);
+}
+
+BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
+  // Program order, for naming and for stable results.
+  DenseMap<Operation *, unsigned> position;
+  SmallVector<Product, 0> products;
+  function->walk([&](linalg::LinalgOp op) {
+    position[op] = position.size();
+    if (!linalg::isaContractionOpInterface(op))
+      return;
+    std::string reason;
+    FailureOr<Product> product = getProduct(op, reason);
+    if (failed(product)) {
+      skipped.push_back({op, reason});
+      return;
+    }
+    products.push_back(*product);
+  });
+
+  // Weight gradients contract both operands over their leading (token)
+  // dims; gx and forward products contract an activation over its last dim
+  // against a rank-2 weight.
+  DenseSet<Operation *> claimed;
+  auto isActivationProduct = [](const Product &p, int activation) {
+    return p.operands[activation].side == Side::Last &&
+           p.operands[1 - activation].rootRank() == 2 &&
+           p.operands[1 - activation].side != Side::Other;
+  };
+  auto findPartner = [&](Value activationRoot, Value weightRoot)
+      -> std::pair<const Product *, int> {
+    for (const Product &p : products) {
+      if (claimed.contains(p.op))
+        continue;
+      for (int a = 0; a < 2; ++a)
+        if (isActivationProduct(p, a) &&
+            p.operands[a].trace.root == activationRoot &&
+            (!weightRoot || p.operands[1 - a].trace.root == weightRoot))
+          return {&p, a};
+    }
+    return {nullptr, 0};
+  };
+
+  for (Product &p : products) {
+    const Operand &lhs = p.operands[0], &rhs = p.operands[1];
+    if (lhs.side != Side::Leading || rhs.side != Side::Leading)
+      continue;
+    auto product = [](ArrayRef<int64_t> shape) {
+      int64_t n = 1;
+      for (int64_t s : shape)
+        n *= s;
+      return n;
+    };
+    if (product(lhs.tokenShape()) != product(rhs.tokenShape())) {
+      skipped.push_back({p.op, "the two operands of a product over tokens "
+                               "have different token shapes"});
+      claimed.insert(p.op);
+      continue;
+    }
+    // Which operand is gy: the one whose free dim becomes dim 0 of the
+    // returned gradient (laid out like W: [O, I]); else the frontends'
+    // convention gw = gyᵀ·x, gy providing dim 0 of the product.
+    auto resultMap = p.op.getIndexingMapsArray()[2];
+    SmallVector<unsigned> resultLoops;
+    for (AffineExpr e : resultMap.getResults())
+      resultLoops.push_back(cast<AffineDimExpr>(e).getPosition());
+    if (resultLoops.size() != 2 || lhs.freeLoops.size() != 1 ||
+        rhs.freeLoops.size() != 1) {
+      skipped.push_back({p.op, "a product over tokens whose result is not "
+                               "a matrix of features"});
+      claimed.insert(p.op);
+      continue;
+    }
+    LinearLayer layer;
+    unsigned firstLoop = resultLoops[0];
+    if (std::optional<SmallVector<int64_t>> layout =
+            getReturnedLayout(p.op->getResult(0))) {
+      firstLoop = resultLoops[(*layout)[0]];
+      layer.orientationReason = "the returned gradient's layout";
+    } else {
+      layer.orientationReason = "the convention gw = gyᵀ·x";
+    }
+    int gyIndex = lhs.freeLoops[0] == firstLoop ? 0 : 1;
+    const Operand &gy = p.operands[gyIndex], &x = p.operands[1 - gyIndex];
+    layer.gw = p.op;
+    layer.gy = gy.trace.root;
+    layer.x = x.trace.root;
+    // The more structured of the two token shapes ([B, T] over [B·T]).
+    layer.tokenShape = llvm::to_vector(
+        gy.tokenRank >= x.tokenRank ? gy.tokenShape() : x.tokenShape());
+    layer.gyTokenRank = gy.tokenRank;
+    layer.xTokenRank = x.tokenRank;
+    layer.outFeatures = gy.featureSize();
+    layer.inFeatures = x.featureSize();
+    claimed.insert(p.op);
+
+    auto [gxProduct, gxActivation] = findPartner(layer.gy, Value());
+    if (gxProduct) {
+      const Operand &weight = gxProduct->operands[1 - gxActivation];
+      claimed.insert(gxProduct->op);
+      if (!isParameter(weight.trace.root, function)) {
+        skipped.push_back(
+            {gxProduct->op, "its weight operand is computed in the graph, "
+                            "not a parameter (function argument)"});
+      } else {
+        layer.gx = gxProduct->op;
+        layer.weight = weight.trace.root;
+        layer.weightTransposed = weight.side == Side::Last;
+        ArrayRef<int64_t> w = weight.rootShape();
+        int64_t o = layer.weightTransposed ? w[1] : w[0];
+        int64_t i = layer.weightTransposed ? w[0] : w[1];
+        if (o != layer.outFeatures || i != layer.inFeatures) {
+          skipped.push_back({gxProduct->op, "its weight shape does not "
+                                            "match the weight gradient"});
+          layer.gx = nullptr;
+          layer.weight = nullptr;
+        }
+      }
+    }
+    auto [forwardProduct, forwardActivation] =
+        findPartner(layer.x, layer.weight);
+    if (forwardProduct && (layer.weight ||
+                           isParameter(
+                               forwardProduct->operands[1 - forwardActivation]
+                                   .trace.root,
+                               function))) {
+      layer.forward = forwardProduct->op;
+      claimed.insert(forwardProduct->op);
+      if (!layer.weight) {
+        const Operand &weight = forwardProduct->operands[1 - forwardActivation];
+        layer.weight = weight.trace.root;
+        // The forward contracts W over I: its last dim unless transposed.
+        layer.weightTransposed = weight.side == Side::Leading;
+      }
+    }
+    layers.push_back(std::move(layer));
+  }
+
+  for (const Product &p : products)
+    if (!claimed.contains(p.op))
+      skipped.push_back(
+          {p.op, "not part of a linear layer: no weight-gradient product "
+                 "(a contraction over tokens) shares its operands"});
+
+  auto firstPosition = [&](const LinearLayer &layer) {
+    unsigned first = position[layer.gw];
+    for (linalg::LinalgOp op : {layer.forward, layer.gx})
+      if (op)
+        first = std::min(first, position[op]);
+    return first;
+  };
+  llvm::sort(layers, [&](const LinearLayer &a, const LinearLayer &b) {
+    return firstPosition(a) < firstPosition(b);
+  });
+  for (auto [i, layer] : llvm::enumerate(layers))
+    layer.name = llvm::formatv("layer{0}", i).str();
+}

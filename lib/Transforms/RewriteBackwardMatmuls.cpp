@@ -1,0 +1,295 @@
+//===- RewriteBackwardMatmuls.cpp - The HOT rewrite of backward products --===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Dialect/Hot/HotOps.h"
+#include "hot/Dialect/Hot/Walsh.h"
+#include "hot/Transforms/BackwardMatmuls.h"
+#include "hot/Transforms/BackwardRewrites.h"
+#include "hot/Transforms/LayerTags.h"
+#include "hot/Transforms/Passes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::hot {
+#define GEN_PASS_DEF_HOTREWRITEBACKWARDMATMULSPASS
+#include "hot/Transforms/Passes.h.inc"
+} // namespace mlir::hot
+
+using namespace mlir;
+using namespace mlir::hot;
+
+/// The configuration of one product: the pass's defaults with the overrides
+/// of its #hot.layer tag.
+static PathConfig withOverrides(PathConfig config, Operation *product) {
+  auto tag = product->getAttrOfType<LayerAttr>(kLayerAttrName);
+  if (!tag)
+    return config;
+  if (tag.getBits())
+    config.bits = *tag.getBits();
+  if (tag.getBlock())
+    config.block = *tag.getBlock();
+  if (tag.getRank())
+    config.rank = *tag.getRank();
+  else if (tag.getBlock())
+    config.rank = std::max<int64_t>(1, config.block / 2);
+  if (tag.getGranularity())
+    config.granularity = *tag.getGranularity();
+  return config;
+}
+
+/// Checks a configuration; `fine` is the granularity finer than per_tensor
+/// that the path allows.
+static LogicalResult verifyConfig(const PathConfig &config, Granularity fine,
+                                  bool usesRank,
+                                  llvm::function_ref<InFlightDiagnostic()> emit) {
+  if (config.bits != 0 && (config.bits < 2 || config.bits > 8))
+    return emit() << "bits must be 0 (no quantization) or in [2, 8], got "
+                  << config.bits;
+  if (!isPowerOfTwo(config.block))
+    return emit() << "block must be a power of two, got " << config.block;
+  if (usesRank && (config.rank < 1 || config.rank > config.block))
+    return emit() << "rank must be in [1, " << config.block << "], got "
+                  << config.rank;
+  if (usesRank && config.selection == Selection::Triangle) {
+    std::optional<int64_t> side = getTriangleSide(config.block);
+    if (!side || config.rank != getTriangleRank(*side))
+      return emit() << "triangle selection needs a block that is the square "
+                       "of a power of two and the rank s(s+1)/2";
+  }
+  if (config.granularity != Granularity::PerTensor &&
+      config.granularity != fine)
+    return emit() << "granularity must be per_tensor or "
+                  << stringifyGranularity(fine) << ", got "
+                  << stringifyGranularity(config.granularity);
+  return success();
+}
+
+namespace mlir::hot {
+namespace {
+
+struct HotRewriteBackwardMatmulsPass
+    : impl::HotRewriteBackwardMatmulsPassBase<HotRewriteBackwardMatmulsPass> {
+  using Base::Base;
+
+  PathConfig gxConfig, gwConfig;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    auto invalid = [&](StringRef option, StringRef value) {
+      emitError(UnknownLoc::get(ctx))
+          << "hot-rewrite-backward-matmuls: invalid " << option << " '"
+          << value << "'";
+    };
+    std::optional<Rounding> rounding_ = symbolizeRounding(rounding);
+    std::optional<ScaleMode> weightScale_ = symbolizeScaleMode(weightScale);
+    std::optional<Selection> selection_ = symbolizeSelection(hlaSelection);
+    std::optional<Granularity> gxGranularity_ =
+        symbolizeGranularity(gxGranularity);
+    std::optional<Granularity> gwGranularity_ =
+        symbolizeGranularity(gwGranularity);
+    if (!rounding_)
+      invalid("rounding", rounding);
+    if (!weightScale_)
+      invalid("weight-scale", weightScale);
+    if (!selection_)
+      invalid("hla-selection", hlaSelection);
+    if (!gxGranularity_)
+      invalid("gx-granularity", gxGranularity);
+    if (!gwGranularity_)
+      invalid("gw-granularity", gwGranularity);
+    if (!rounding_ || !weightScale_ || !selection_ || !gxGranularity_ ||
+        !gwGranularity_)
+      return failure();
+    gxConfig.bits = gxBits;
+    gxConfig.block = gxBlock;
+    gxConfig.granularity = *gxGranularity_;
+    gxConfig.rounding = *rounding_;
+    gxConfig.weightScale = *weightScale_;
+    gwConfig.bits = gwBits;
+    gwConfig.block = hlaBlock;
+    gwConfig.rank = hlaRank > 0 ? int64_t(hlaRank)
+                                : std::max<int64_t>(1, hlaBlock / 2);
+    gwConfig.selection = *selection_;
+    gwConfig.hlaAcrossBatch = hlaBatch;
+    gwConfig.granularity = *gwGranularity_;
+    gwConfig.rounding = *rounding_;
+    if (gwConfig.selection == Selection::Triangle && hlaRank == 0)
+      if (std::optional<int64_t> side = getTriangleSide(hlaBlock))
+        gwConfig.rank = getTriangleRank(*side);
+    auto emit = [&]() {
+      return emitError(UnknownLoc::get(ctx))
+             << "hot-rewrite-backward-matmuls: ";
+    };
+    if (failed(verifyConfig(gxConfig, Granularity::PerRow, false, emit)) ||
+        failed(verifyConfig(gwConfig, Granularity::PerCol, true, emit)))
+      return failure();
+    return success();
+  }
+
+  void runOnOperation() override {
+    WalkResult result = getOperation()->walk([&](FunctionOpInterface function) {
+      if (function.isExternal())
+        return WalkResult::advance();
+      return failed(rewrite(function)) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+
+  /// The i64 argument carrying the per-step seed; created if needed.
+  FailureOr<Value> getSeed(FunctionOpInterface function) {
+    Block &entry = function.getFunctionBody().front();
+    for (BlockArgument arg : entry.getArguments())
+      if (function.getArgAttr(arg.getArgNumber(), kSeedAttrName))
+        return Value(arg);
+    Type i64 = IntegerType::get(function.getContext(), 64);
+    if (seedArg >= 0) {
+      if (seedArg >= int64_t(entry.getNumArguments()) ||
+          entry.getArgument(seedArg).getType() != i64)
+        return function.emitError()
+               << "seed-arg=" << seedArg << " does not name an i64 argument";
+      function.setArgAttr(seedArg, kSeedAttrName,
+                          UnitAttr::get(function.getContext()));
+      return Value(entry.getArgument(seedArg));
+    }
+    unsigned index = entry.getNumArguments();
+    auto attrs = DictionaryAttr::get(
+        function.getContext(),
+        {NamedAttribute(StringAttr::get(function.getContext(), kSeedAttrName),
+                        UnitAttr::get(function.getContext()))});
+    if (failed(function.insertArgument(index, i64, attrs, function.getLoc())))
+      return function.emitError() << "cannot add the seed argument";
+    return Value(entry.getArgument(index));
+  }
+
+  LogicalResult rewrite(FunctionOpInterface function) {
+    BackwardMatmulAnalysis analysis(function);
+    if (analysis.getLayers().empty())
+      return success();
+    FailureOr<Value> seed = getSeed(function);
+    if (failed(seed))
+      return failure();
+    IRRewriter rewriter(function.getContext());
+    int64_t stream = 0;
+    // Each quantization gets its own seed: seed + (k << 32).
+    auto nextSeed = [&](Operation *product) -> Value {
+      ++stream;
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(product);
+      Value offset = arith::ConstantOp::create(
+          rewriter, product->getLoc(), rewriter.getI64IntegerAttr(stream << 32));
+      return arith::AddIOp::create(rewriter, product->getLoc(), *seed, offset);
+    };
+
+    SmallVector<Attribute> records;
+    if (auto existing =
+            function->getAttrOfType<ArrayAttr>(kLayerDecisionsAttrName))
+      llvm::append_range(records, existing);
+    for (const LinearLayer &layer : analysis.getLayers()) {
+      // Tag (or re-tag) the products so that the rewritten ops carry names.
+      tagLayerProduct(layer.gw, layer.name, Role::Gw);
+      if (layer.gx)
+        tagLayerProduct(layer.gx, layer.name, Role::Gx);
+      if (layer.forward)
+        tagLayerProduct(layer.forward, layer.name, Role::Forward);
+
+      NamedAttrList record;
+      Builder b(function.getContext());
+      record.append("name", b.getStringAttr(layer.name));
+      record.append("tokens", b.getDenseI64ArrayAttr(layer.tokenShape));
+      record.append("out_features", b.getI64IntegerAttr(layer.outFeatures));
+      record.append("in_features", b.getI64IntegerAttr(layer.inFeatures));
+      record.append("x_element_bits",
+                    b.getI64IntegerAttr(cast<RankedTensorType>(
+                                            layer.x.getType())
+                                            .getElementTypeBitWidth()));
+      if (layer.gx) {
+        FailureOr<DictionaryAttr> gx =
+            rewritePath(layer, layer.gx, Role::Gx, rewriter, nextSeed);
+        if (failed(gx))
+          return failure();
+        record.append("gx", *gx);
+      }
+      FailureOr<DictionaryAttr> gw =
+          rewritePath(layer, layer.gw, Role::Gw, rewriter, nextSeed);
+      if (failed(gw))
+        return failure();
+      record.append("gw", *gw);
+      records.push_back(record.getDictionary(function.getContext()));
+    }
+    function->setAttr(kLayerDecisionsAttrName,
+                      ArrayAttr::get(function.getContext(), records));
+    return success();
+  }
+
+  /// Rewrites one product; returns the record of what was decided.
+  FailureOr<DictionaryAttr>
+  rewritePath(const LinearLayer &layer, Operation *product, Role role,
+              IRRewriter &rewriter,
+              llvm::function_ref<Value(Operation *)> nextSeed) {
+    bool gx = role == Role::Gx;
+    PathConfig config = withOverrides(gx ? gxConfig : gwConfig, product);
+    auto emit = [&]() {
+      return product->emitError() << layer.name << ": invalid #hot.layer "
+                                  << "override: ";
+    };
+    if (failed(verifyConfig(config, gx ? Granularity::PerRow
+                                       : Granularity::PerCol,
+                            !gx, emit)))
+      return failure();
+    Value seed = config.bits != 0 && config.rounding == Rounding::Stochastic
+                     ? nextSeed(product)
+                     : Value();
+    Location loc = product->getLoc();
+    std::string reason;
+    FailureOr<PathDecision> decision =
+        gx ? rewriteActivationGradient(rewriter, layer, config, seed, reason)
+           : rewriteWeightGradient(rewriter, layer, config, seed, reason);
+    Builder b(product->getContext());
+    NamedAttrList record;
+    record.append("rewritten", b.getBoolAttr(succeeded(decision)));
+    if (failed(decision)) {
+      record.append("reason", b.getStringAttr(reason));
+      if (seed) {
+        Operation *add = seed.getDefiningOp();
+        Operation *offset = add->getOperand(1).getDefiningOp();
+        rewriter.eraseOp(add);
+        rewriter.eraseOp(offset);
+      }
+      if (emitRemarks)
+        product->emitRemark()
+            << layer.name << ": " << (gx ? "gx" : "gw")
+            << " left unchanged: " << reason;
+      return record.getDictionary(product->getContext());
+    }
+    record.append("bits", b.getI64IntegerAttr(decision->bits));
+    record.append("block", b.getI64IntegerAttr(decision->block));
+    record.append("rank", b.getI64IntegerAttr(decision->rank));
+    record.append("hla", b.getBoolAttr(decision->hla));
+    record.append("granularity", b.getStringAttr(stringifyGranularity(
+                                     decision->granularity)));
+    if (emitRemarks) {
+      InFlightDiagnostic remark = emitRemark(loc);
+      remark << layer.name << ": " << (gx ? "gx" : "gw") << " rewritten: ";
+      if (gx)
+        remark << "Hadamard block " << decision->block;
+      else if (decision->hla)
+        remark << "HLA block " << decision->block << " rank "
+               << decision->rank;
+      else
+        remark << "no HLA (no token dim inside samples)";
+      if (decision->bits)
+        remark << ", INT" << decision->bits << " grids, "
+               << stringifyGranularity(decision->granularity)
+               << " gy scales";
+      else
+        remark << ", f32 product (quantization disabled)";
+    }
+    return record.getDictionary(product->getContext());
+  }
+};
+
+} // namespace
+} // namespace mlir::hot
