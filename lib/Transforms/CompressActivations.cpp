@@ -41,6 +41,8 @@ namespace {
 
 struct HotCompressActivationsPass
     : impl::HotCompressActivationsPassBase<HotCompressActivationsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     getOperation()->walk([&](QuantizeOp quantize) {
@@ -51,15 +53,20 @@ struct HotCompressActivationsPass
       SmallVector<Operation *> chain = getCompressionChain(quantize, root);
       // Right after the activation is produced: its defining op, or the
       // start of the block that has it as an argument.
-      Block *block;
-      Block::iterator point;
-      if (Operation *def = root.getDefiningOp()) {
-        block = def->getBlock();
-        point = std::next(def->getIterator());
-      } else {
-        block = cast<BlockArgument>(root).getOwner();
-        point = block->begin();
+      Operation *def = root.getDefiningOp();
+      if (!def) {
+        // An argument: the caller owns x (a batch of inputs, or a tensor a
+        // split forward function saved), so compressing it here saves
+        // nothing.
+        if (emitRemarks)
+          quantize->emitRemark()
+              << "saved activation not compressed: it is a function argument "
+               "(in a split graph the forward function would have to return "
+               "the codes instead)";
+        return;
       }
+      Block *block = def->getBlock();
+      Block::iterator point = std::next(def->getIterator());
       if (chain.front()->getBlock() != block)
         return;
       for (Operation *op : chain) {

@@ -247,13 +247,13 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
                          int64_t peakAfter) {
     os << "hot-report: @" << name << "\n";
     os << llvm::formatv("{0,-10} {1,9} {2,6} {3,6}  {4,-22} {5,-22} "
-                        "{6,>12} {7,>12} {8,>10} {9,>10}\n",
+                        "{6,+12} {7,+12} {8,+10} {9,+10}\n",
                         "layer", "N", "O", "I", "gx", "gw", "saved before",
                         "saved after", "GBOPs bef", "GBOPs aft");
     LayerFigures total;
     for (const LayerFigures &f : layers) {
       os << llvm::formatv("{0,-10} {1,9} {2,6} {3,6}  {4,-22} {5,-22} "
-                          "{6,>12} {7,>12} {8,>10:F2} {9,>10:F2}\n",
+                          "{6,+12} {7,+12} {8,+10:F2} {9,+10:F2}\n",
                           f.name, f.n, f.o, f.i, f.gx, f.gw,
                           formatBytes(f.savedBefore),
                           formatBytes(f.savedAfter), f.bopsBefore / 1e9,
@@ -264,7 +264,7 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
       total.bopsAfter += f.bopsAfter;
     }
     os << llvm::formatv("{0,-10} {1,9} {2,6} {3,6}  {4,-22} {5,-22} "
-                        "{6,>12} {7,>12} {8,>10:F2} {9,>10:F2}\n",
+                        "{6,+12} {7,+12} {8,+10:F2} {9,+10:F2}\n",
                         "total", "", "", "", "", "",
                         formatBytes(total.savedBefore),
                         formatBytes(total.savedAfter), total.bopsBefore / 1e9,

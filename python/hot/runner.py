@@ -29,7 +29,7 @@ Calling convention (checked against the LLVM IR of the generated wrappers)
 --------------------------------------------------------------------------
 The pipeline bufferizes with identity layouts at function boundaries, turns every tensor result
 into a caller-allocated out-parameter appended after the inputs (``buffer-results-to-out-params``
-with ``hoist-static-allocs`` and ``modify-public-functions``), and requests C wrappers.  For
+with ``modify-public-functions``), and requests C wrappers.  For
 ``func.func @f(%a: tensor<2x3xf32>, %k: i64) -> (tensor<f32>, tensor<3xi32>)`` the library
 exports::
 
@@ -105,7 +105,8 @@ LLVM_VERSION_SUFFIX = "-22"
 # Notes:
 # * `modify-public-functions=1` is required: without it (the default in MLIR 22)
 #   buffer-results-to-out-params leaves public functions alone and results stay returned memrefs.
-# * `hoist-static-allocs=1` makes a result allocated in the function *be* the out-param (no copy).
+# * `hoist-static-allocs=0`: with 1 a result would *be* its out-param (no copy), but MLIR 22
+#   crashes when a function returns the same buffer twice (AOTAutograd forwards do).
 # * `--llvm-request-c-wrappers` runs before any pass that creates function declarations
 #   (math-to-libm, math-to-funcs): a wrapper requested on a libm declaration such as `erff`
 #   would make calls go to a non-existent `_mlir_ciface_erff`.
@@ -115,7 +116,7 @@ LLVM_VERSION_SUFFIX = "-22"
 UPSTREAM_CPU_PIPELINE: list[str] = [
     "--one-shot-bufferize=bufferize-function-boundaries=1"
     " function-boundary-type-conversion=identity-layout-map",
-    "--buffer-results-to-out-params=hoist-static-allocs=1 modify-public-functions=1",
+    "--buffer-results-to-out-params=hoist-static-allocs=0 modify-public-functions=1",
     "--buffer-deallocation-pipeline",
     "--llvm-request-c-wrappers",
     "--convert-linalg-to-loops",

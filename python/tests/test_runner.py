@@ -358,11 +358,17 @@ func.func @untouched() -> (tensor<3xf32>, tensor<2xi32>, tensor<i8>) {
 """
 
 
-def test_untouched_outputs_are_poisoned(compile):
-    a, b, c = compile(UNTOUCHED).untouched()
+def test_outputs_are_poisoned_before_the_call(compile):
+    # The pipelines copy every result into its out-param (hoisting the result allocation
+    # crashes MLIR 22 on duplicated results), so compiled code always writes its outputs;
+    # the buffers it gets are poisoned beforehand.
+    from hot.runner import _poisoned_output
+    mod = compile(UNTOUCHED)
+    a, b, c = (_poisoned_output(t) for t in mod.signatures["untouched"].results)
     assert np.isnan(a).all()
     assert (b.view(np.uint8) == POISON_BYTE).all()
-    assert c == np.int8(POISON_BYTE)
+    assert c.view(np.uint8) == POISON_BYTE
+    mod.untouched()  # runs; tensor.empty() results are unspecified values
 
 
 def test_argument_checking(compile):

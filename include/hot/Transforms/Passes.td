@@ -156,7 +156,14 @@ def HotCompressActivationsPass : Pass<"hot-compress-activations"> {
     ```
 
     after, it follows `%x` at once, and `%x` is dead after its forward uses.
+    An x that is a function argument (an input batch, or a tensor a split
+    forward function returned) is left alone with a remark: its owner is the
+    caller.
   }];
+  let options = [
+    Option<"emitRemarks", "remarks", "bool", /*default=*/"true",
+           "Emit a remark for every saved activation left uncompressed">,
+  ];
   let dependentDialects = ["mlir::hot::HotDialect"];
 }
 

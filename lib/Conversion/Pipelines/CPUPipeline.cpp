@@ -34,7 +34,10 @@ void mlir::hot::buildHotLowerToCPUPipeline(
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   if (options.resultsToOutParams) {
     bufferization::BufferResultsToOutParamsPassOptions outParams;
-    outParams.hoistStaticAllocs = true;
+    // hoist-static-allocs would save a copy per result, but MLIR 22 crashes
+    // on a function that returns the same buffer twice (AOTAutograd forwards
+    // return a saved tensor and its alias as one value).
+    outParams.hoistStaticAllocs = false;
     outParams.modifyPublicFunctions = true;
     pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   }
@@ -43,7 +46,7 @@ void mlir::hot::buildHotLowerToCPUPipeline(
   // Wrappers are requested before any pass declares library functions, so
   // that only the module's own functions get one.
   if (options.cInterface)
-    pm.addPass(LLVM::createLLVMRequestCWrappersPass());
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -58,6 +61,7 @@ void mlir::hot::buildHotLowerToCPUPipeline(
 }
 
 void mlir::hot::registerHotPipelines() {
+  registerHotTrainingPipeline();
   PassPipelineRegistration<HotLowerToCPUOptions>(
       "hot-lower-to-cpu",
       "Lower a module with hot ops to the LLVM dialect for CPU execution "

@@ -1,0 +1,110 @@
+// RUN: hot-opt %s -split-input-file -hot-annotate-backward-matmuls -verify-diagnostics | FileCheck %s
+
+// One linear layer in torch-mlir's shapes: transposes are separate ops.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: hot.original_peak_live_bytes
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = forward>}
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gx>}
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gw, bits = 4>}
+func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %gy: tensor<8x32xf32>)
+    -> (tensor<8x32xf32>, tensor<8x16xf32>, tensor<32x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<16x32xf32>
+  %wt = linalg.transpose ins(%w : tensor<32x16xf32>) outs(%e0 : tensor<16x32xf32>) permutation = [1, 0]
+  %e1 = tensor.empty() : tensor<8x32xf32>
+  %z1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 32, I = 16)}}
+  %y = linalg.matmul ins(%x, %wt : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 32, I = 16)}}
+  %gx = linalg.matmul ins(%gy, %w : tensor<8x32xf32>, tensor<32x16xf32>) outs(%z2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e3 = tensor.empty() : tensor<32x8xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<8x32xf32>) outs(%e3 : tensor<32x8xf32>) permutation = [1, 0]
+  %e4 = tensor.empty() : tensor<32x16xf32>
+  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // An override written by the user survives re-annotation.
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the returned gradient's layout}}
+  %gw = linalg.matmul {hot.layer = #hot.layer<name = "mine", role = gw, bits = 4>}
+      ins(%gyt, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z4 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %y, %gx, %gw : tensor<8x32xf32>, tensor<8x16xf32>, tensor<32x16xf32>
+}
+
+// -----
+
+// MLIR 22's form: transposes in the indexing maps; [B, T, D] activations
+// flattened by collapse_shape; the weight gradient is not returned (so the
+// frontends' convention gw = gyᵀ·x decides which operand is gy).
+// CHECK-LABEL: func.func @maps_and_tokens
+// CHECK: role = gx
+// CHECK: role = gw
+func.func @maps_and_tokens(%x3: tensor<2x17x16xf32>, %w: tensor<32x16xf32>, %gy3: tensor<2x17x32xf32>)
+    -> (tensor<34x16xf32>, tensor<32x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<2x17x16xf32> into tensor<34x16xf32>
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<2x17x32xf32> into tensor<34x32xf32>
+  %e2 = tensor.empty() : tensor<34x16xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<34x16xf32>) -> tensor<34x16xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 32, I = 16)}}
+  %gx = linalg.matmul ins(%gy, %w : tensor<34x32xf32>, tensor<32x16xf32>) outs(%z2 : tensor<34x16xf32>) -> tensor<34x16xf32>
+  %e4 = tensor.empty() : tensor<32x16xf32>
+  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 34 tokens [2x17] (O = 32, I = 16); gy and x told apart by the convention gw = gyᵀ·x}}
+  %gw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%gy, %x : tensor<34x32xf32>, tensor<34x16xf32>) outs(%z4 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  %e5 = tensor.empty() : tensor<32x16xf32>
+  %twice = linalg.add ins(%gw, %gw : tensor<32x16xf32>, tensor<32x16xf32>) outs(%e5 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %gx, %twice : tensor<34x16xf32>, tensor<32x16xf32>
+}
+
+// -----
+
+// Attention products (batched, both operands activations) are left alone.
+// CHECK-LABEL: func.func @attention
+// CHECK-NOT: hot.layer
+func.func @attention(%q: tensor<4x17x8xf32>, %k: tensor<4x8x17xf32>) -> tensor<4x17x17xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x17x17xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<4x17x17xf32>) -> tensor<4x17x17xf32>
+  // expected-remark @+1 {{not rewritten: a batched product (both operands carry the batch dims, as in attention); not a linear layer}}
+  %s = linalg.batch_matmul ins(%q, %k : tensor<4x17x8xf32>, tensor<4x8x17xf32>) outs(%z : tensor<4x17x17xf32>) -> tensor<4x17x17xf32>
+  return %s : tensor<4x17x17xf32>
+}
+
+// -----
+
+// A "weight" computed in the graph (an activation) is not a parameter: the
+// product over O is left alone, the weight gradient is still found.
+// CHECK-LABEL: func.func @weight_is_activation
+// CHECK: linalg.matmul ins
+// CHECK: role = gw
+func.func @weight_is_activation(%x: tensor<8x16xf32>, %a: tensor<32x16xf32>, %gy: tensor<8x32xf32>)
+    -> (tensor<8x16xf32>, tensor<32x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x16xf32>
+  %act = linalg.exp ins(%a : tensor<32x16xf32>) outs(%e : tensor<32x16xf32>) -> tensor<32x16xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{not rewritten: its weight operand is computed in the graph, not a parameter (function argument)}}
+  %gx = linalg.matmul ins(%gy, %act : tensor<8x32xf32>, tensor<32x16xf32>) outs(%z2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e3 = tensor.empty() : tensor<32x8xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<8x32xf32>) outs(%e3 : tensor<32x8xf32>) permutation = [1, 0]
+  %z4 = linalg.fill ins(%cst : f32) outs(%e : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16)}}
+  %gw = linalg.matmul ins(%gyt, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z4 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %gx, %gw : tensor<8x16xf32>, tensor<32x16xf32>
+}
+
+// -----
+
+// Dynamic shapes are skipped with a remark; a lone product has no layer.
+// CHECK-LABEL: func.func @dynamic_and_lone
+// CHECK-NOT: hot.layer
+func.func @dynamic_and_lone(%x: tensor<?x16xf32>, %w: tensor<16x32xf32>, %init: tensor<?x32xf32>,
+                            %a: tensor<8x16xf32>, %init2: tensor<8x32xf32>) -> (tensor<?x32xf32>, tensor<8x32xf32>) {
+  // expected-remark @+1 {{not rewritten: dynamic shapes are not supported}}
+  %y = linalg.matmul ins(%x, %w : tensor<?x16xf32>, tensor<16x32xf32>) outs(%init : tensor<?x32xf32>) -> tensor<?x32xf32>
+  // expected-remark @+1 {{not rewritten: not part of a linear layer: no weight-gradient product (a contraction over tokens) shares its operands}}
+  %z = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%init2 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  return %y, %z : tensor<?x32xf32>, tensor<8x32xf32>
+}
