@@ -5,7 +5,7 @@ StableHLO forms): the graph before and after `hot-training-pipeline` is compiled
 the same fresh random inputs.
 
 * quantization off and full-rank HLA: every result agrees within 1e-5 (relative to its norm,
-  with a floor of 1e-2 of the median result norm for gradients that are zero in exact
+  with a floor of 0.1 of the median result norm for gradients that are zero in exact
   arithmetic);
 * defaults: every result is finite, and forward-only functions are bit-identical;
 * running the pipeline twice changes nothing.
@@ -73,8 +73,8 @@ def run_both(rel, options):
 def test_exact_mode_matches_original(rel):
     before, after, text = run_both(rel, "gx-bits=0 gw-bits=0 hla-rank=16")
     # Some gradients are zero in exact arithmetic (BERT's key bias: softmax ignores a shift
-    # shared by all keys): relative to a floor of 1e-2 of the median result norm.
-    floor = 1e-2 * np.median([np.linalg.norm(np.asarray(a, np.float64)) for a in before])
+    # shared by all keys): relative to a floor of 0.1 of the median result norm.
+    floor = 0.1 * np.median([np.linalg.norm(np.asarray(a, np.float64)) for a in before])
     for i, (a, b) in enumerate(zip(before, after)):
         a = np.asarray(a, np.float64)
         b = np.asarray(b, np.float64)
