@@ -57,6 +57,13 @@ bool getBool(DictionaryAttr dict, StringRef key) {
 std::optional<int64_t> getCompressedBytes(FunctionOpInterface function,
                                           StringRef layer) {
   std::optional<int64_t> bytes;
+  // Split graphs: the codes arrive as arguments from the forward function.
+  for (unsigned i = 0, e = function.getNumArguments(); i < e; ++i)
+    if (auto name =
+            function.getArgAttrOfType<StringAttr>(i, kCompressedArgAttrName))
+      if (name.getValue() == layer)
+        bytes = bytes.value_or(0) +
+                getTensorBytes(function.getArgumentTypes()[i]);
   function.walk([&](QuantizeOp quantize) {
     auto tag = quantize->getAttrOfType<LayerAttr>(kLayerAttrName);
     if (tag && tag.getName() == layer &&

@@ -11,6 +11,8 @@
 #include "hot/Transforms/LayerTags.h"
 #include "hot/Transforms/Passes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::hot {
 #define GEN_PASS_DEF_HOTREWRITEBACKWARDMATMULSPASS
@@ -221,6 +223,13 @@ struct HotRewriteBackwardMatmulsPass
     }
     function->setAttr(kLayerDecisionsAttrName,
                       ArrayAttr::get(function.getContext(), records));
+    // The views that fed the replaced products are dead now; drop them so
+    // that the saved activations they read have no stale uses.
+    SmallVector<Operation *> ops;
+    function.walk([&](Operation *op) { ops.push_back(op); });
+    for (Operation *op : llvm::reverse(ops))
+      if (op != function.getOperation() && isOpTriviallyDead(op))
+        rewriter.eraseOp(op);
     return success();
   }
 

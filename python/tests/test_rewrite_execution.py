@@ -92,3 +92,69 @@ def test_defaults_run_and_are_idempotent(rel):
         for a, b in zip(before, after):
             assert np.array_equal(a, b)
     assert rewrite(text, "") == text
+
+
+def _merge_modules(forward_text, backward_text):
+    """One module holding a split pair (the backward's affine map aliases renamed)."""
+    def parts(text, prefix):
+        normalized = subprocess.run([hot_opt()], input=text, capture_output=True, text=True,
+                                    check=True).stdout
+        aliases = [l for l in normalized.splitlines() if l.startswith("#")]
+        body = normalized[normalized.index("module {") + len("module {"):normalized.rindex("}")]
+        for alias in sorted(aliases, key=len, reverse=True):
+            name = alias.split(" =")[0]
+            body = body.replace(name + ")", f"#{prefix}{name[1:]})").replace(
+                name + ",", f"#{prefix}{name[1:]},").replace(name + "]", f"#{prefix}{name[1:]}]")
+        aliases = [f"#{prefix}{a[1:]}" for a in aliases]
+        return aliases, body
+    fa, fb = parts(forward_text, "f")
+    ba, bb = parts(backward_text, "b")
+    return "\n".join(fa + ba) + "\nmodule {" + fb + bb + "}\n"
+
+
+SPLIT = sorted(p.name[:-len("_fw.mlir")] for p in (FIXTURES / "torch").glob("*_fw.mlir")
+               if "bf16" not in p.name)
+
+
+@pytest.mark.parametrize("abc", [False, True], ids=["plain", "abc"])
+@pytest.mark.parametrize("model", SPLIT)
+def test_split_graphs(model, abc):
+    """The forward and backward of a split graph, chained: with ABC the forward returns INT8
+    codes instead of x, and the step computes bit for bit what it computes without ABC."""
+    text = _merge_modules((FIXTURES / "torch" / f"{model}_fw.mlir").read_text(),
+                          (FIXTURES / "torch" / f"{model}_bw.mlir").read_text())
+    options = "forward=forward backward=backward" if abc else "abc=false"
+    rewritten = rewrite(text, options)
+    module = runner.compile_module(rewritten)
+    rng = np.random.default_rng(SEED)
+    fw_sig = module.signatures["forward"]
+    outputs = module.forward(*random_args(fw_sig, rng))
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    bw_sig = module.signatures["backward"]
+    # Saved tensors (everything the forward returns but its first output), then the tangent
+    # d(loss) = 1 and the seed.
+    args = list(outputs[1:]) + [np.ones(bw_sig.inputs[len(outputs) - 1].shape, np.float32), 7]
+    grads = module.backward(*args)
+    for g in grads:
+        assert np.all(np.isfinite(g))
+    if abc:
+        assert "hot.compressed_activation" in rewritten
+        plain = runner.compile_module(rewrite(text, "abc=false"))
+        rng = np.random.default_rng(SEED)
+        p_out = plain.forward(*random_args(plain.signatures["forward"], rng))
+        p_grads = plain.backward(*(list(p_out[1:]) + [args[len(outputs) - 1], 7]))
+        assert np.array_equal(p_out[0], outputs[0])
+        for a, b in zip(p_grads, grads):
+            assert np.array_equal(a, b), f"{model}: ABC changed a gradient (seed {SEED})"
+
+
+@pytest.mark.parametrize("rel", [r for r in EXECUTABLE if "joint" in r])
+def test_abc_changes_no_bit_in_joint_graphs(rel):
+    """Moving the compression of x into the forward pass only moves ops."""
+    text = (FIXTURES / rel).read_text()
+    with_abc = runner.compile_module(rewrite(text, ""))
+    without = runner.compile_module(rewrite(text, "abc=false"))
+    name = with_abc.function_names[0]
+    args = random_args(with_abc.signatures[name], np.random.default_rng(SEED))
+    for a, b in zip(with_abc.call(name, *args), without.call(name, *args)):
+        assert np.array_equal(a, b), f"{rel} (seed {SEED})"

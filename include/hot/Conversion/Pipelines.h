@@ -75,6 +75,14 @@ struct HotTrainingPipelineOptions
       *this, "abc",
       llvm::cl::desc("Compress saved activations (hot-compress-activations)"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> forward{
+      *this, "forward",
+      llvm::cl::desc("Split graphs: the forward function (for ABC)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> backward{
+      *this, "backward",
+      llvm::cl::desc("Split graphs: the backward function (for ABC)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> remarks{
       *this, "remarks", llvm::cl::desc("Emit remarks for every decision"),
       llvm::cl::init(true)};

@@ -32,6 +32,11 @@ inline constexpr llvm::StringLiteral kLayerDecisionsAttrName = "hot.layers";
 /// saved activation it moved into the forward pass.
 inline constexpr llvm::StringLiteral kCompressedAttrName = "hot.compressed";
 
+/// The argument attribute (a layer name) on a backward function's arguments
+/// that receive compressed saved activations from a split forward.
+inline constexpr llvm::StringLiteral kCompressedArgAttrName =
+    "hot.compressed_activation";
+
 /// Tags `op` as the product `role` of layer `name`, keeping the overrides of
 /// an existing tag; returns the tag.
 LayerAttr tagLayerProduct(Operation *op, StringRef name, Role role);

@@ -156,13 +156,30 @@ def HotCompressActivationsPass : Pass<"hot-compress-activations"> {
     ```
 
     after, it follows `%x` at once, and `%x` is dead after its forward uses.
-    An x that is a function argument (an input batch, or a tensor a split
-    forward function returned) is left alone with a remark: its owner is the
-    caller.
+    An x that is a function argument of a joint graph (an input batch) is
+    left alone with a remark: its owner is the caller.
+
+    Split graphs (AOTAutograd: `forward` returns its outputs, then the
+    tensors it saves; `backward` takes the saved tensors, then the tangents):
+    with `forward=<name> backward=<name>`, a chain rooted at a saved-tensor
+    argument of the backward is moved into the forward, right after the
+    saved tensor is produced. The forward then also returns the INT8 codes
+    and their scale (appended after the saved tensors), the backward takes
+    them (inserted after its saved-tensor arguments, tagged
+    `hot.compressed_activation = "<layer>"`), and x is no longer returned
+    nor taken when the backward has no other use for it. How many of the
+    forward's results are outputs is inferred from the types (tangents match
+    outputs, saved arguments match the rest), or given as `forward-outputs`.
   }];
   let options = [
     Option<"emitRemarks", "remarks", "bool", /*default=*/"true",
            "Emit a remark for every saved activation left uncompressed">,
+    Option<"forwardName", "forward", "std::string", /*default=*/"\"\"",
+           "Split graphs: the forward function">,
+    Option<"backwardName", "backward", "std::string", /*default=*/"\"\"",
+           "Split graphs: the backward function">,
+    Option<"forwardOutputs", "forward-outputs", "int64_t", /*default=*/"-1",
+           "Split graphs: how many forward results are outputs (-1: infer)">,
   ];
   let dependentDialects = ["mlir::hot::HotDialect"];
 }

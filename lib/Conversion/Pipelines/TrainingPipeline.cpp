@@ -37,6 +37,8 @@ void mlir::hot::buildHotTrainingPipeline(
   if (options.compressActivations) {
     HotCompressActivationsPassOptions compress;
     compress.emitRemarks = options.remarks;
+    compress.forwardName = options.forward;
+    compress.backwardName = options.backward;
     pm.addPass(createHotCompressActivationsPass(compress));
   }
   pm.addPass(createCanonicalizerPass());
