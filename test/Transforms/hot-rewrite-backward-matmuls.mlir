@@ -104,3 +104,39 @@ func.func @override(%x: tensor<8x64xf32>, %w: tensor<16x64xf32>, %gy: tensor<8x1
   %gw = linalg.matmul ins(%gyt, %x : tensor<16x8xf32>, tensor<8x64xf32>) outs(%z4 : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %gx, %gw : tensor<8x64xf32>, tensor<16x64xf32>
 }
+
+// -----
+
+// O = 7 has no factor of two: no Hadamard transform on gx (plain INT4
+// quantization), as hot-method.md section 3 says.
+// CHECK-LABEL: func.func @odd_out_features
+// CHECK-NOT: hot.hadamard
+// CHECK: hot.quantize %{{.*}} bits 4 granularity per_tensor scale maxabs rounding stochastic
+// CHECK: hot.int_matmul
+func.func @odd_out_features(%x: tensor<8x64xf32>, %w: tensor<7x64xf32>, %gy: tensor<8x7xf32>)
+    -> (tensor<8x64xf32>, tensor<7x64xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<8x64xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %gx = linalg.matmul ins(%gy, %w : tensor<8x7xf32>, tensor<7x64xf32>) outs(%z2 : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %e3 = tensor.empty() : tensor<7x8xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<8x7xf32>) outs(%e3 : tensor<7x8xf32>) permutation = [1, 0]
+  %e4 = tensor.empty() : tensor<7x64xf32>
+  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<7x64xf32>) -> tensor<7x64xf32>
+  %gw = linalg.matmul ins(%gyt, %x : tensor<7x8xf32>, tensor<8x64xf32>) outs(%z4 : tensor<7x64xf32>) -> tensor<7x64xf32>
+  return %gx, %gw : tensor<8x64xf32>, tensor<7x64xf32>
+}
+
+// -----
+
+// A product accumulating into a non-zero output is left alone, with a remark.
+// CHECK-LABEL: func.func @accumulating
+// CHECK-NOT: hot.int_matmul
+// CHECK: linalg.matmul
+func.func @accumulating(%x: tensor<8x64xf32>, %gy: tensor<8x16xf32>, %acc: tensor<16x64xf32>)
+    -> tensor<16x64xf32> {
+  %e3 = tensor.empty() : tensor<16x8xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<8x16xf32>) outs(%e3 : tensor<16x8xf32>) permutation = [1, 0]
+  %gw = linalg.matmul ins(%gyt, %x : tensor<16x8xf32>, tensor<8x64xf32>) outs(%acc : tensor<16x64xf32>) -> tensor<16x64xf32>
+  return %gw : tensor<16x64xf32>
+}
