@@ -328,9 +328,11 @@ static std::optional<SmallVector<int64_t>> getReturnedLayout(Value value) {
   return std::nullopt;
 }
 
-/// Returns true if `value` is an argument of `function`, possibly cast to
-/// another float type elementwise (mixed precision casts its parameters).
+/// Returns true if `value` is an argument of `function`, possibly viewed
+/// (transposed, reshaped) and cast to another float type elementwise (mixed
+/// precision casts its parameters).
 static bool isParameter(Value value, Operation *function) {
+  value = traceThroughViews(value).root;
   if (auto arg = dyn_cast<BlockArgument>(value))
     return arg.getOwner()->getParentOp() == function;
   if (auto cast = value.getDefiningOp<CastOpInterface>())
