@@ -23,7 +23,7 @@ from hot import runner
 FIXTURES = Path(__file__).resolve().parents[2] / "test" / "Fixtures"
 EXECUTABLE = sorted(
     str(p.relative_to(FIXTURES)) for p in FIXTURES.glob("*/*.mlir")
-    if "bf16" not in p.name and "amp" not in p.name)
+    if "bf16" not in p.name)
 SEED = int.from_bytes(os.urandom(4), "little")
 
 
