@@ -193,6 +193,24 @@ static FailureOr<ResultLayout> planResultLayout(linalg::LinalgOp product,
   return layout;
 }
 
+/// Checks that `product` can be replaced (it starts from zero and its
+/// output-gradient operand is found again), and plans its result layout.
+static FailureOr<ResultLayout> planReplacement(linalg::LinalgOp product,
+                                               const LinearLayer &layer,
+                                               std::string &reason) {
+  if (!isZeroInit(product.getDpsInitOperand(0)->get())) {
+    reason = "it accumulates into an output that is not zero";
+    return failure();
+  }
+  auto gyOperand = findOperand(product, layer.gy);
+  if (!gyOperand) {
+    reason = "its output-gradient operand cannot be found again";
+    return failure();
+  }
+  return planResultLayout(product, gyOperand->first, gyOperand->second,
+                          reason);
+}
+
 static Value applyResultLayout(OpBuilder &b, Location loc, Value canonical,
                                const ResultLayout &layout) {
   Value value = canonical;
@@ -272,22 +290,12 @@ FailureOr<PathDecision> mlir::hot::rewriteActivationGradient(
     reason = "no activation-gradient product";
     return failure();
   }
-  if (!isZeroInit(product.getDpsInitOperand(0)->get())) {
-    reason = "it accumulates into an output that is not zero";
-    return failure();
-  }
-  auto gyOperand = findOperand(product, layer.gy);
-  if (!gyOperand) {
-    reason = "its output-gradient operand cannot be found again";
-    return failure();
-  }
   int64_t o = layer.outFeatures;
   if (config.bits != 0 && o >= IntMatmulOp::kMaxContractionSize) {
     reason = "O is too large for an exact i32 accumulation";
     return failure();
   }
-  FailureOr<ResultLayout> layout = planResultLayout(
-      product, gyOperand->first, gyOperand->second, reason);
+  FailureOr<ResultLayout> layout = planReplacement(product, layer, reason);
   if (failed(layout))
     return failure();
 
@@ -331,15 +339,6 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
     RewriterBase &rewriter, const LinearLayer &layer, const PathConfig &config,
     Value seed, std::string &reason) {
   linalg::LinalgOp product = layer.gw;
-  if (!isZeroInit(product.getDpsInitOperand(0)->get())) {
-    reason = "it accumulates into an output that is not zero";
-    return failure();
-  }
-  auto gyOperand = findOperand(product, layer.gy);
-  if (!gyOperand) {
-    reason = "its output-gradient operand cannot be found again";
-    return failure();
-  }
 
   PathDecision decision;
   decision.bits = config.bits;
@@ -366,8 +365,7 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
              " is too large for an exact i32 accumulation";
     return failure();
   }
-  FailureOr<ResultLayout> layout = planResultLayout(
-      product, gyOperand->first, gyOperand->second, reason);
+  FailureOr<ResultLayout> layout = planReplacement(product, layer, reason);
   if (failed(layout))
     return failure();
 

@@ -186,11 +186,14 @@ class Layer:
 
 
 def read_remarks(stderr: str):
+    """Sorts the remarks of hot-training-pipeline; a product's line is its line in FIXTURE
+    (0 when the remark points elsewhere)."""
     layers: dict[str, Layer] = {}
     left_alone: Counter = Counter()
     other: list[str] = []
     for m in _REMARK.finditer(stderr):
-        msg, line = m.group("msg"), int(m.group("line"))
+        msg = m.group("msg")
+        line = int(m.group("line")) if Path(m.group("file")) == FIXTURE else 0
         if mm := re.match(r"(\w+): (forward|gx|gw) (?:y =|=)", msg):
             layers.setdefault(mm[1], Layer(mm[1])).products[mm[2]] = line
         elif mm := re.match(r"(\w+): (gx|gw) rewritten: (.*)", msg):
