@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Compile time of ``hot-opt --hot-training-pipeline`` on Llama-style joint training graphs.
 
-    .venv/bin/python bench/compile_time.py [--runs 11] [--json out.json]
+    .venv/bin/python bench/compile_time.py [--runs 11] [--callgrind] [--json out.json]
 
 (a) The 32-block Llama-style joint graph (build/fixtures-large/llama32_d256_joint.mlir):
     ``hot-opt --hot-training-pipeline="remarks=false"`` against ``mlir-opt-22 --canonicalize
     --cse`` on the same file, plus reference rows (parse + print only, the same canonicalize +
-    cse in the hot-opt binary).  Whole-command wall time (process start, parse, passes, print to
+    cse in the hot-opt binary, both commands with ``--verify-each=false``).  Whole-command wall time (process start, parse, passes, print to
     /dev/null: nothing excluded) and the child's CPU time, median of --runs interleaved runs;
     separately, the pass time from ``--mlir-timing`` (median of as many runs).
 
@@ -15,6 +15,14 @@
     --llama-blocks``), with the op counts, times per block, a least-squares line
     t = a + b·N, t(32)/t(1), the exponent of each doubling log2(t(2N)/t(N)) and, per pass of the
     pipeline, its median time at every N and its log-log slope over 4..32 blocks (1.0: linear).
+
+(c) Remarks (on by default in every hot pass): ``--hot-annotate-backward-matmuls`` with
+    remarks=true, with remarks=true and ``--mlir-print-op-on-diagnostic=false``, and with
+    remarks=false, on the same stacks (one run each); and whether ``--hot-training-pipeline``
+    with its default options exits 0.
+
+(d) With ``--callgrind``: inclusive instruction counts of the main functions (valgrind
+    callgrind) for every N, immune to the load of the machine (~1.5 min more).
 
 Missing graphs are generated with the frontend environment (.venv-frontend, ~30 s for all
 six stacks).  The binaries are copied to a temporary directory first so that a rebuild of
@@ -132,6 +140,10 @@ def part_a(hot_opt, mlir_opt, graph, runs):
     b.add("hot-opt --hot-training-pipeline", [hot_opt, graph, PIPELINE, "-o", os.devnull])
     b.add("mlir-opt-22 --canonicalize --cse", [mlir_opt, graph, *BASELINE, "-o", os.devnull])
     b.add("hot-opt --canonicalize --cse", [hot_opt, graph, *BASELINE, "-o", os.devnull])
+    b.add("hot-opt --hot-training-pipeline --verify-each=false",
+          [hot_opt, graph, PIPELINE, "--verify-each=false", "-o", os.devnull])
+    b.add("mlir-opt-22 --canonicalize --cse --verify-each=false",
+          [mlir_opt, graph, *BASELINE, "--verify-each=false", "-o", os.devnull])
     b.add("hot-opt (parse + print only)", [hot_opt, graph, "-o", os.devnull])
     b.add("mlir-opt-22 (parse + print only)", [mlir_opt, graph, "-o", os.devnull])
     b.run()
@@ -157,14 +169,19 @@ def part_a(hot_opt, mlir_opt, graph, runs):
     r_wall = b.med_wall(hot) / b.med_wall(base)
     r_cpu = b.med_cpu(hot) / b.med_cpu(base)
     r_pass = b.med_passes(hot) / b.med_passes(base)
+    nv = " --verify-each=false"
+    r_pass_nv = b.med_passes(hot + nv) / b.med_passes(base + nv)
     print(f"ratio hot-training-pipeline / (mlir-opt-22 --canonicalize --cse): "
           f"**{r_wall:.2f}x** whole-command wall time, {r_cpu:.2f}x CPU time, "
-          f"{r_pass:.2f}x pass time alone (--mlir-timing; parse and print excluded).\n")
+          f"{r_pass:.2f}x pass time alone (--mlir-timing; parse and print excluded), "
+          f"{r_pass_nv:.2f}x pass time with --verify-each=false on both (the verifier runs "
+          f"after each of the pipeline's 5 passes, after the baseline's 2).\n")
     print("Pass breakdown of the pipeline (--mlir-timing, median ms):\n")
     print(md_table(["row", "ms"], [[r, ms(b.med_row(hot, r))] for r in b.rows(hot)]))
     print()
     return {"graph": str(graph), "ops_in": n_in, "ops_out": n_out, "ops_baseline": n_base,
             "ratio_wall": r_wall, "ratio_cpu": r_cpu, "ratio_passes": r_pass,
+            "ratio_passes_no_verify": r_pass_nv,
             "commands": {n: b.summary(n) for n in b.cmds}}
 
 
@@ -178,6 +195,7 @@ def part_b(hot_opt, mlir_opt, blocks, runs):
     ops_in = {n: op_count(hot_opt, scaling_graph(n)) for n in blocks}
     ops_out = {n: op_count(hot_opt, scaling_graph(n), [PIPELINE]) for n in blocks}
     wall = {n: b.med_wall(f"hot{n}") for n in blocks}
+    cpu = {n: b.med_cpu(f"hot{n}") for n in blocks}
     passes = {n: b.med_passes(f"hot{n}") for n in blocks}
     base_wall = {n: b.med_wall(f"base{n}") for n in blocks}
     base_passes = {n: b.med_passes(f"base{n}") for n in blocks}
@@ -189,15 +207,16 @@ def part_b(hot_opt, mlir_opt, blocks, runs):
           f"--canonicalize --cse` on the same graph.\n")
     rows = []
     for n in blocks:
-        rows.append([n, ops_in[n], ops_out[n], ms(wall[n]), ms(wall[n] / n),
+        rows.append([n, ops_in[n], ops_out[n], ms(wall[n]), ms(wall[n] / n), ms(cpu[n]),
                      ms(passes[n]), ms(passes[n] / n), ms(base_wall[n]),
                      f"{wall[n] / base_wall[n]:.2f}"])
-    print(md_table(["blocks", "ops in", "ops out", "wall ms", "wall ms/block", "passes ms",
-                    "passes ms/block", "baseline wall ms", "wall / baseline"], rows))
+    print(md_table(["blocks", "ops in", "ops out", "wall ms", "wall ms/block", "CPU ms",
+                    "passes ms", "passes ms/block", "baseline wall ms", "wall / baseline"],
+                   rows))
     print()
     xs = list(blocks)
     fits = {}
-    for label, series in (("ops in", ops_in), ("wall", wall), ("passes", passes),
+    for label, series in (("ops in", ops_in), ("wall", wall), ("CPU", cpu), ("passes", passes),
                           ("baseline wall", base_wall), ("baseline passes", base_passes)):
         ys = [series[n] for n in xs]
         a, slope, r2 = fit_line(xs, ys)
@@ -241,6 +260,102 @@ def part_b(hot_opt, mlir_opt, blocks, runs):
             "per_pass": per_pass, "commands": {n: b.summary(n) for n in b.cmds}}
 
 
+def part_remarks(hot_opt, blocks):
+    """(c) The cost of remarks (on by default in every hot pass and in the pipeline)."""
+    print("## (c) Remarks: `--hot-annotate-backward-matmuls` with its default remarks=true\n")
+    print("One run per cell (seconds-long runs). `op-on-diagnostic=false`: the same with "
+          "`--mlir-print-op-on-diagnostic=false` (MLIR then does not attach the 'see current "
+          "operation' note, which prints the op with SSA names numbered over its whole "
+          "function).\n")
+    rows, out = [], {}
+    for n in blocks:
+        g = scaling_graph(n)
+        w_on, _, err = common.run_timed([hot_opt, g, "--hot-annotate-backward-matmuls",
+                                         "-o", os.devnull])
+        w_nop, _, _ = common.run_timed([hot_opt, g, "--hot-annotate-backward-matmuls",
+                                        "--mlir-print-op-on-diagnostic=false", "-o", os.devnull])
+        w_off, _, _ = common.run_timed([hot_opt, g, "--hot-annotate-backward-matmuls=remarks=false",
+                                        "-o", os.devnull])
+        out[n] = {"remarks": err.count("remark:"), "wall_on": w_on,
+                  "wall_no_op_print": w_nop, "wall_off": w_off}
+        rows.append([n, out[n]["remarks"], f"{w_on:.3f}", f"{w_nop:.3f}", f"{w_off:.3f}"])
+    print(md_table(["blocks", "remarks", "remarks=true s", "op-on-diagnostic=false s",
+                    "remarks=false s"], rows))
+    print()
+    big = [n for n in blocks if n >= 4]
+    print(f"- log-log slope over N >= 4: remarks=true "
+          f"{loglog_slope(big, [out[n]['wall_on'] for n in big]):.2f}, "
+          f"op-on-diagnostic=false {loglog_slope(big, [out[n]['wall_no_op_print'] for n in big]):.2f}, "
+          f"remarks=false {loglog_slope(big, [out[n]['wall_off'] for n in big]):.2f}")
+    import subprocess
+    g = scaling_graph(blocks[0])
+    r = subprocess.run([str(hot_opt), str(g), "--hot-training-pipeline", "-o", os.devnull],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out["pipeline_default_rc"] = r.returncode
+    status = "exits 0" if r.returncode == 0 else (
+        f"FAILS with exit status {r.returncode}"
+        + (" (signal %d)" % -r.returncode if r.returncode < 0 else ""))
+    print(f"- `hot-opt {g.relative_to(REPO)} --hot-training-pipeline` (default remarks=true): "
+          f"{status}\n")
+    return out
+
+
+CALLGRIND_ROWS = [
+    ("total", r"PROGRAM TOTALS"),
+    ("parse (mlir::parseSourceFile)", r"mlir::parseSourceFile\("),
+    ("PassManager::run (passes + verifier)", r"mlir::PassManager::run\("),
+    ("mlir::verify (parser's and after each pass)", r"\?\?\?:mlir::verify\(mlir::Operation\*, bool\)"),
+    ("HotAnnotateBackwardMatmulsPass::runOnOperation", r"HotAnnotateBackwardMatmulsPass::runOnOperation\(\) \["),
+    ("HotRewriteBackwardMatmulsPass::runOnOperation", r"HotRewriteBackwardMatmulsPass::runOnOperation\(\) \["),
+    ("HotCompressActivationsPass::runOnOperation", r"HotCompressActivationsPass::runOnOperation\(\) \["),
+    ("BackwardMatmulAnalysis ctor (annotate + rewrite)", r"mlir::hot::BackwardMatmulAnalysis::BackwardMatmulAnalysis\(mlir::Operation\*\) \["),
+    ("  its findPartner lambda ($_2)", r"BackwardMatmulAnalysis\(mlir::Operation\*\)::\$_2::operator\(\)"),
+    ("computePeakLiveTensorBytes", r"mlir::hot::computePeakLiveTensorBytes\("),
+    ("applyPatternsGreedily (canonicalize)", r"mlir::applyPatternsGreedily\(mlir::Region&"),
+    ("print (mlir::Operation::print)", r"mlir::Operation::print\(llvm::raw_ostream&, mlir::AsmState&\)"),
+]
+
+
+def part_callgrind(hot_opt, blocks, tmp: Path):
+    """(d) Instruction counts (valgrind callgrind, inclusive Ir per function): deterministic,
+    immune to the machine's load."""
+    import re
+    import shutil
+    import subprocess
+    if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        print("## (d) skipped: valgrind / callgrind_annotate not found\n")
+        return None
+    vals = {}
+    for n in blocks:
+        out = tmp / f"callgrind.{n}.out"
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                        str(hot_opt), str(scaling_graph(n)), PIPELINE, "-o", os.devnull],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
+                               str(out)], check=True, capture_output=True,
+                              text=True).stdout.splitlines()
+        for label, pat in CALLGRIND_ROWS:
+            rx = re.compile(pat)
+            vals[(label, n)] = max((int(line.split()[0].replace(",", ""))
+                                    for line in text if rx.search(line)), default=0)
+    big = [n for n in blocks if n >= 4]
+    rows = []
+    for label, _ in CALLGRIND_ROWS:
+        ys = [vals[(label, n)] for n in blocks]
+        slope = loglog_slope(big, [vals[(label, n)] for n in big])
+        last = (vals[(label, blocks[-1])] / vals[(label, blocks[-2])]
+                if len(blocks) > 1 and vals[(label, blocks[-2])] else float("nan"))
+        rows.append([label, *[f"{y / 1e6:.1f}" for y in ys], f"{slope:.2f}", f"{last:.2f}"])
+    print("## (d) Instruction counts of the pipeline (valgrind callgrind)\n")
+    print("Inclusive instructions (millions) per function, `hot-opt <graph> "
+          "--hot-training-pipeline=remarks=false -o /dev/null`; slope: log-log least squares "
+          f"over N >= 4 (1.00 linear, 2.00 quadratic); last: Ir(N={blocks[-1]}) / "
+          f"Ir(N={blocks[-2]}).\n")
+    print(md_table(["function", *[f"N={n}" for n in blocks], "slope", "last"], rows))
+    print()
+    return {f"{label}@{n}": v for (label, n), v in vals.items()}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -252,7 +367,11 @@ def main(argv=None) -> int:
                          "body-identical build/fixtures-scaling/llama32_d256_joint.mlir)")
     ap.add_argument("--blocks", type=int, nargs="+", default=DEFAULT_BLOCKS)
     ap.add_argument("--runs", type=int, default=11, help="measured runs per command (odd)")
-    ap.add_argument("--only", choices=["a", "b"], default=None)
+    ap.add_argument("--only", choices=["a", "b", "c", "d"], default=None,
+                    help="run one part only (d: callgrind, also needs --callgrind)")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="(d): instruction counts per function under valgrind callgrind for "
+                         "every N (about 1.5 min more for N <= 32)")
     ap.add_argument("--no-generate", action="store_true",
                     help="fail instead of generating missing graphs")
     ap.add_argument("--json", type=Path, default=None, help="write all raw figures here")
@@ -265,8 +384,9 @@ def main(argv=None) -> int:
     if not a.hot_opt.exists():
         raise SystemExit(f"{a.hot_opt} not found: build first (make check or cmake --build build)")
 
-    need = sorted(set(a.blocks if a.only != "a" else []) |
-                  ({32} if a.only != "b" and a.graph is None and not LARGE_32.exists() else set()))
+    need = sorted(set(a.blocks if a.only in (None, "b", "c", "d") else []) |
+                  ({32} if a.only in (None, "a") and a.graph is None and not LARGE_32.exists()
+                   else set()))
     missing = [n for n in need if not scaling_graph(n).exists()]
     if missing:
         if a.no_generate:
@@ -283,10 +403,14 @@ def main(argv=None) -> int:
         args = " ".join(argv if argv is not None else sys.argv[1:])
         print(f"- command: `{' '.join(['.venv/bin/python bench/compile_time.py', args]).strip()}`"
               "\n")
-        if a.only != "b":
+        if a.only in (None, "a"):
             result["a"] = part_a(hot_opt, Path(mlir_opt), graph, a.runs)
-        if a.only != "a":
+        if a.only in (None, "b"):
             result["b"] = part_b(hot_opt, Path(mlir_opt), a.blocks, a.runs)
+        if a.only in (None, "c"):
+            result["c"] = part_remarks(hot_opt, a.blocks)
+        if a.callgrind and a.only in (None, "d"):
+            result["d"] = part_callgrind(hot_opt, a.blocks, Path(tmp))
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if a.json:
         a.json.write_text(json.dumps(result, indent=1, default=str))

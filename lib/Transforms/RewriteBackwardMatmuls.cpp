@@ -225,11 +225,12 @@ struct HotRewriteBackwardMatmulsPass
                       ArrayAttr::get(function.getContext(), records));
     // The views that fed the replaced products are dead now; drop them so
     // that the saved activations they read have no stale uses.
-    SmallVector<Operation *> ops;
-    function.walk([&](Operation *op) { ops.push_back(op); });
-    for (Operation *op : llvm::reverse(ops))
-      if (op != function.getOperation() && isOpTriviallyDead(op))
-        rewriter.eraseOp(op);
+    // Only the ops of the body's blocks, users before producers: erasing an
+    // op erases (and frees) the ops nested in it, which must not be visited.
+    for (Block &block : function.getFunctionBody())
+      for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+        if (isOpTriviallyDead(&op))
+          rewriter.eraseOp(&op);
     return success();
   }
 
@@ -252,11 +253,12 @@ struct HotRewriteBackwardMatmulsPass
                      ? nextSeed(product)
                      : Value();
     Location loc = product->getLoc();
+    MLIRContext *ctx = product->getContext(); // product is erased on success
     std::string reason;
     FailureOr<PathDecision> decision =
         gx ? rewriteActivationGradient(rewriter, layer, config, seed, reason)
            : rewriteWeightGradient(rewriter, layer, config, seed, reason);
-    Builder b(product->getContext());
+    Builder b(ctx);
     NamedAttrList record;
     record.append("rewritten", b.getBoolAttr(succeeded(decision)));
     if (failed(decision)) {
@@ -271,7 +273,7 @@ struct HotRewriteBackwardMatmulsPass
         product->emitRemark()
             << layer.name << ": " << (gx ? "gx" : "gw")
             << " left unchanged: " << reason;
-      return record.getDictionary(product->getContext());
+      return record.getDictionary(ctx);
     }
     record.append("bits", b.getI64IntegerAttr(decision->bits));
     record.append("block", b.getI64IntegerAttr(decision->block));
@@ -296,7 +298,7 @@ struct HotRewriteBackwardMatmulsPass
       else
         remark << ", f32 product (quantization disabled)";
     }
-    return record.getDictionary(product->getContext());
+    return record.getDictionary(ctx);
   }
 };
 

@@ -1,0 +1,18 @@
+// The pipeline with its remarks on, over real torch-mlir graphs (joint and
+// split backward): every product found, rewritten or left alone with a reason.
+// RUN: hot-opt %S/../Fixtures/torch/vit_block_joint.mlir -hot-training-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=VIT
+// RUN: hot-opt %S/../Fixtures/torch/llama_block_bw.mlir -hot-training-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=LLAMA
+// RUN: hot-opt %S/../Fixtures/linalg/tokens_stablehlo_generic.mlir -hot-training-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=JAX
+
+// VIT-COUNT-4: remark: layer{{[0-3]}}: forward y = x·Wᵀ
+// VIT-COUNT-6: remark: not rewritten: a batched product
+// VIT-DAG: remark: layer0: gw rewritten: HLA block 16 rank 8, INT8 grids
+// VIT-DAG: remark: layer3: gx rewritten: Hadamard block 16, INT4 grids
+
+// LLAMA-DAG: remark: not rewritten: a batched product
+// LLAMA-DAG: remark: layer0: gx = gy·W over O (O = 32, I = 64), W saved transposed
+// LLAMA-DAG: remark: layer6: gw rewritten: HLA block 16 rank 8, INT8 grids
+// LLAMA-NOT: layer7
+
+// JAX-DAG: remark: layer0: gw = gyᵀ·x over 32 tokens [2x16] (O = 32, I = 64)
+// JAX-DAG: remark: layer1: gw rewritten: HLA block 16 rank 8, INT8 grids
