@@ -12,8 +12,9 @@ Pipeline
    ``function_type`` and ``sym_name`` properties of every public top-level ``func.func`` with a
    body are parsed from the generic form.  Supported types: ranked tensors with static shapes
    (rank 0 included) of ``i1 i8 i16 i32 i64 index f32 f64``, and scalars of the same types.
-   Dynamic dimensions raise ``ValueError``; other types (f16, bf16, memref, vector, encodings,
-   ...) raise ``NotImplementedError``.
+   ``f16`` is numpy's float16; ``bf16`` tensors are uint16 arrays of bfloat16 bit patterns
+   (``to_bfloat16`` / ``from_bfloat16`` convert). Dynamic dimensions raise ``ValueError``;
+   other types (memref, vector, encodings, ...) raise ``NotImplementedError``.
 2. *Lowering*: ``<opt> <pipeline>`` down to the LLVM dialect (by default hot-opt's
    ``--hot-lower-to-cpu``; with upstream ``mlir-opt`` the equivalent ``UPSTREAM_CPU_PIPELINE``),
    ``mlir-translate --mlir-to-llvmir``, then ``clang -O2 -shared -fPIC`` linked against ``libm``
@@ -103,6 +104,7 @@ LLVM_VERSION_SUFFIX = "-22"
 
 # Upstream MLIR 22 passes equivalent to hot-opt's `--hot-lower-to-cpu`, as mlir-opt argv strings.
 # Notes:
+# * elementwise arith on whole tensors (casts, adds) becomes linalg first so that it bufferizes.
 # * `modify-public-functions=1` is required: without it (the default in MLIR 22)
 #   buffer-results-to-out-params leaves public functions alone and results stay returned memrefs.
 # * `hoist-static-allocs=0`: with 1 a result would *be* its out-param (no copy), but MLIR 22
@@ -114,6 +116,7 @@ LLVM_VERSION_SUFFIX = "-22"
 #   ...) becomes libm calls; ipowi/fpowi are outlined by convert-math-to-funcs (convert-to-llvm
 #   alone fails on math.ipowi and leaves math.erf).
 UPSTREAM_CPU_PIPELINE: list[str] = [
+    "--convert-elementwise-to-linalg",
     "--one-shot-bufferize=bufferize-function-boundaries=1"
     " function-boundary-type-conversion=identity-layout-map",
     "--buffer-results-to-out-params=hoist-static-allocs=0 modify-public-functions=1",
@@ -244,6 +247,10 @@ _ELEMENT_TYPES: dict[str, tuple[np.dtype, type]] = {
     "index": (np.dtype(np.int64), ctypes.c_int64),
     "f32": (np.dtype(np.float32), ctypes.c_float),
     "f64": (np.dtype(np.float64), ctypes.c_double),
+    "f16": (np.dtype(np.float16), ctypes.c_uint16),
+    # numpy has no bfloat16: bf16 values travel as their 16-bit patterns
+    # (see to_bfloat16 / from_bfloat16).
+    "bf16": (np.dtype(np.uint16), ctypes.c_uint16),
 }
 _INT_BITS = {"i8": 8, "i16": 16, "i32": 32, "i64": 64, "index": 64}
 
@@ -767,3 +774,16 @@ class CompiledModule:
     def __repr__(self) -> str:
         fns = ", ".join(str(s) for s in self.signatures.values())
         return f"<CompiledModule {self.library_path.name}: {fns}>"
+
+
+def to_bfloat16(values) -> np.ndarray:
+    """float32 values -> uint16 bfloat16 bit patterns, rounded to nearest even (NaN kept)."""
+    bits = np.array(values, dtype=np.float32).view(np.uint32)  # keeps rank 0
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)
+    nan = np.isnan(np.asarray(values, dtype=np.float32))
+    return np.where(nan, np.uint16(0x7FC0), rounded.astype(np.uint16))
+
+
+def from_bfloat16(bits) -> np.ndarray:
+    """uint16 bfloat16 bit patterns -> float32 (exact)."""
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)

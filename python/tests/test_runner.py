@@ -464,7 +464,7 @@ def test_dynamic_shape_rejected(toolchain, tmp_path):
         compile_module(DYNAMIC, opt_tool=opt_tool, pipeline=pipeline, cache_dir=tmp_path)
 
 
-@pytest.mark.parametrize("ty", ["tensor<4xbf16>", "f16", "memref<4xf32>", "tensor<4xcomplex<f32>>"])
+@pytest.mark.parametrize("ty", ["tensor<4xf8E4M3FN>", "memref<4xf32>", "tensor<4xcomplex<f32>>"])
 def test_unsupported_types_raise_not_implemented(ty):
     with pytest.raises(NotImplementedError):
         runner.parse_type(ty)
@@ -494,3 +494,23 @@ def test_parse_signatures_generic_form():
     assert sigs["g"].inputs == (TensorType((4,), "f32"), ScalarType("index"), TensorType((), "i1"))
     assert sigs["g"].results == ()
     assert sigs["h"].results == (ScalarType("i64"), TensorType((2, 3), "index"))
+
+
+def test_bf16_and_f16_tensors(compile):
+    from hot.runner import from_bfloat16, to_bfloat16
+    mod = compile("""
+func.func @widen(%a: tensor<4xbf16>, %b: tensor<4xf16>) -> (tensor<4xf32>, tensor<4xbf16>) {
+  %x = arith.extf %a : tensor<4xbf16> to tensor<4xf32>
+  %y = arith.extf %b : tensor<4xf16> to tensor<4xf32>
+  %s = arith.addf %x, %y : tensor<4xf32>
+  %t = arith.truncf %s : tensor<4xf32> to tensor<4xbf16>
+  return %x, %t : tensor<4xf32>, tensor<4xbf16>
+}""")
+    a = np.array([1.5, -3.25, 0.1, 7.0], np.float32)
+    b = np.array([0.5, 0.25, -2.0, 1024.0], np.float16)
+    x, t = mod.widen(to_bfloat16(a), b)
+    assert np.array_equal(x, from_bfloat16(to_bfloat16(a)))
+    assert np.array_equal(from_bfloat16(t), from_bfloat16(to_bfloat16(x + b.astype(np.float32))))
+    # Round to nearest even, and the exact values in between.
+    assert to_bfloat16(np.float32(1.0) + np.float32(2.0**-8)) == to_bfloat16(np.float32(1.0))
+    assert to_bfloat16(np.float32(1.0) + np.float32(3 * 2.0**-8)) == 0x3F82
