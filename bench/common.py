@@ -46,10 +46,14 @@ def snapshot_binary(path: Path, tmp: Path) -> Path:
 def git_state() -> str:
     try:
         head = sh(["git", "rev-parse", "--short", "HEAD"], cwd=REPO).strip()
-        dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO).strip()
+        dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO).rstrip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return head + (" (working tree has uncommitted changes)" if dirty else "")
+    if not dirty:
+        return head + " (clean working tree)"
+    paths = [line[3:] for line in dirty.splitlines()]
+    shown = ", ".join(paths[:6]) + (f", ... ({len(paths)} files)" if len(paths) > 6 else "")
+    return f"{head} + uncommitted changes in {shown}"
 
 
 def cpu_model() -> str:
@@ -77,19 +81,26 @@ def machine_lines(binaries: dict) -> list:
     return lines
 
 
-def run_timed(cmd, stderr_path: Path | None = None):
-    """Run ``cmd`` (stdout discarded); return (wall s, CPU s of the child, stderr text)."""
+def run_timed_rc(cmd):
+    """Run ``cmd`` (stdout discarded); return (wall s, CPU s of the child, stderr text, exit
+    status; negative: killed by that signal)."""
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
+        rc = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode(errors="replace")
-    if p.returncode != 0:
-        raise SystemExit(f"failed ({p.returncode}): {' '.join(map(str, cmd))}\n{text[-4000:]}")
-    return wall, ru.ru_utime + ru.ru_stime, text
+    return wall, ru.ru_utime + ru.ru_stime, text, rc
+
+
+def run_timed(cmd):
+    """:func:`run_timed_rc` that fails on a non-zero exit status."""
+    wall, cpu, text, rc = run_timed_rc(cmd)
+    if rc != 0:
+        raise SystemExit(f"failed ({rc}): {' '.join(map(str, cmd))}\n{text[-4000:]}")
+    return wall, cpu, text
 
 
 _TIMING_ROW = re.compile(r"^\s*(\d+\.\d+) \(\s*[\d.]+%\)(\s+)(\S.*?)\s*$")

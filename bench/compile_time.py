@@ -16,10 +16,9 @@
     t = a + b·N, t(32)/t(1), the exponent of each doubling log2(t(2N)/t(N)) and, per pass of the
     pipeline, its median time at every N and its log-log slope over 4..32 blocks (1.0: linear).
 
-(c) Remarks (on by default in every hot pass): ``--hot-annotate-backward-matmuls`` with
-    remarks=true, with remarks=true and ``--mlir-print-op-on-diagnostic=false``, and with
-    remarks=false, on the same stacks (one run each); and whether ``--hot-training-pipeline``
-    with its default options exits 0.
+(c) Remarks (on by default in the pipeline and every hot pass): ``--hot-training-pipeline``
+    with remarks=true, with remarks=true and ``--mlir-print-op-on-diagnostic=false``, and with
+    remarks=false, on the same stacks (one run each; exit statuses reported).
 
 (d) With ``--callgrind``: inclusive instruction counts of the main functions (valgrind
     callgrind) for every N, immune to the load of the machine (~1.5 min more).
@@ -261,42 +260,40 @@ def part_b(hot_opt, mlir_opt, blocks, runs):
 
 
 def part_remarks(hot_opt, blocks):
-    """(c) The cost of remarks (on by default in every hot pass and in the pipeline)."""
-    print("## (c) Remarks: `--hot-annotate-backward-matmuls` with its default remarks=true\n")
-    print("One run per cell (seconds-long runs). `op-on-diagnostic=false`: the same with "
-          "`--mlir-print-op-on-diagnostic=false` (MLIR then does not attach the 'see current "
-          "operation' note, which prints the op with SSA names numbered over its whole "
-          "function).\n")
+    """(c) The cost of remarks (on by default in the pipeline and in every hot pass)."""
+    print("## (c) Remarks: `--hot-training-pipeline` with its default remarks=true\n")
+    print("One run per cell (the remarks=true runs take seconds). remarks=true: "
+          "`hot-opt G --hot-training-pipeline -o /dev/null` (remarks to stderr, captured); "
+          "op-on-diagnostic=false: the same with `--mlir-print-op-on-diagnostic=false` (MLIR "
+          "then does not attach the 'see current operation' note to each remark, which prints "
+          "the op with its SSA names numbered over the whole enclosing function); "
+          "remarks=false: the pipeline as in (a) and (b).\n")
     rows, out = [], {}
+
+    def cell(cmd):
+        w, _, err, rc = common.run_timed_rc(cmd)
+        return w, err, rc, (f"{w:.3f}" if rc == 0 else f"{w:.3f} (exit {rc})")
+
     for n in blocks:
         g = scaling_graph(n)
-        w_on, _, err = common.run_timed([hot_opt, g, "--hot-annotate-backward-matmuls",
-                                         "-o", os.devnull])
-        w_nop, _, _ = common.run_timed([hot_opt, g, "--hot-annotate-backward-matmuls",
+        w_on, err, rc_on, c_on = cell([hot_opt, g, "--hot-training-pipeline", "-o", os.devnull])
+        w_nop, _, rc_nop, c_nop = cell([hot_opt, g, "--hot-training-pipeline",
                                         "--mlir-print-op-on-diagnostic=false", "-o", os.devnull])
-        w_off, _, _ = common.run_timed([hot_opt, g, "--hot-annotate-backward-matmuls=remarks=false",
-                                        "-o", os.devnull])
-        out[n] = {"remarks": err.count("remark:"), "wall_on": w_on,
-                  "wall_no_op_print": w_nop, "wall_off": w_off}
-        rows.append([n, out[n]["remarks"], f"{w_on:.3f}", f"{w_nop:.3f}", f"{w_off:.3f}"])
+        w_off, _, rc_off, c_off = cell([hot_opt, g, PIPELINE, "-o", os.devnull])
+        out[n] = {"remarks": err.count("remark:"), "wall_on": w_on, "rc_on": rc_on,
+                  "wall_no_op_print": w_nop, "rc_no_op_print": rc_nop,
+                  "wall_off": w_off, "rc_off": rc_off}
+        rows.append([n, out[n]["remarks"], c_on, c_nop, c_off])
     print(md_table(["blocks", "remarks", "remarks=true s", "op-on-diagnostic=false s",
                     "remarks=false s"], rows))
     print()
     big = [n for n in blocks if n >= 4]
-    print(f"- log-log slope over N >= 4: remarks=true "
-          f"{loglog_slope(big, [out[n]['wall_on'] for n in big]):.2f}, "
-          f"op-on-diagnostic=false {loglog_slope(big, [out[n]['wall_no_op_print'] for n in big]):.2f}, "
-          f"remarks=false {loglog_slope(big, [out[n]['wall_off'] for n in big]):.2f}")
-    import subprocess
-    g = scaling_graph(blocks[0])
-    r = subprocess.run([str(hot_opt), str(g), "--hot-training-pipeline", "-o", os.devnull],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    out["pipeline_default_rc"] = r.returncode
-    status = "exits 0" if r.returncode == 0 else (
-        f"FAILS with exit status {r.returncode}"
-        + (" (signal %d)" % -r.returncode if r.returncode < 0 else ""))
-    print(f"- `hot-opt {g.relative_to(REPO)} --hot-training-pipeline` (default remarks=true): "
-          f"{status}\n")
+    if len(big) >= 2:
+        print(f"- log-log slope over N >= 4: remarks=true "
+              f"{loglog_slope(big, [out[n]['wall_on'] for n in big]):.2f}, "
+              f"op-on-diagnostic=false "
+              f"{loglog_slope(big, [out[n]['wall_no_op_print'] for n in big]):.2f}, "
+              f"remarks=false {loglog_slope(big, [out[n]['wall_off'] for n in big]):.2f}\n")
     return out
 
 

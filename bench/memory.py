@@ -119,7 +119,9 @@ def analyse(hot_opt: Path, graph: Path, tmp: Path) -> dict:
 
 
 def model_key(graph: Path) -> str:
-    return graph.stem.removesuffix("_joint")
+    key = graph.stem.removesuffix("_joint")
+    # build/fixtures-scaling/llama<N>_d256: the same blocks as the 32-block stack.
+    return "llama32_d256" if re.fullmatch(r"llama\d+_d256", key) else key
 
 
 def per_kind(r: dict):

@@ -56,27 +56,29 @@ struct HotAnnotateBackwardMatmulsPass
                          ", I = " + std::to_string(layer.inFeatures) + ")";
       tagLayerProduct(layer.gw, layer.name, Role::Gw);
       if (emitRemarks)
-        layer.gw->emitRemark()
+        emitRemark(layer.gw->getLoc())
             << layer.name << ": gw = gyᵀ·x over " << describeTokens(layer)
             << dims << "; gy and x told apart by "
             << layer.orientationReason;
       if (layer.gx) {
         tagLayerProduct(layer.gx, layer.name, Role::Gx);
         if (emitRemarks)
-          layer.gx->emitRemark()
+          emitRemark(layer.gx->getLoc())
               << layer.name << ": gx = gy·W over O" << dims
               << (layer.weightTransposed ? ", W saved transposed" : "");
       }
       if (layer.forward) {
         tagLayerProduct(layer.forward, layer.name, Role::Forward);
         if (emitRemarks)
-          layer.forward->emitRemark()
+          emitRemark(layer.forward->getLoc())
               << layer.name << ": forward y = x·Wᵀ" << dims;
       }
     }
+    // Remarks carry locations, not the ops: printing an op numbers every
+    // value of its function, which would make remarks quadratic.
     if (emitRemarks)
       for (const SkippedProduct &skipped : analysis.getSkipped())
-        skipped.op->emitRemark() << "not rewritten: " << skipped.reason;
+        emitRemark(skipped.op->getLoc()) << "not rewritten: " << skipped.reason;
   }
 };
 

@@ -379,17 +379,23 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
            p.operands[1 - activation].rootRank() == 2 &&
            p.operands[1 - activation].side != Side::Other;
   };
+  // Products by the root of their activation operand, so that finding a
+  // layer's gx and forward costs its own products, not the function's.
+  DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>>
+      byActivation;
+  for (const Product &p : products)
+    for (int a = 0; a < 2; ++a)
+      if (isActivationProduct(p, a))
+        byActivation[p.operands[a].trace.root].push_back({&p, a});
   auto findPartner = [&](Value activationRoot, Value weightRoot)
       -> std::pair<const Product *, int> {
-    for (const Product &p : products) {
-      if (claimed.contains(p.op))
-        continue;
-      for (int a = 0; a < 2; ++a)
-        if (isActivationProduct(p, a) &&
-            p.operands[a].trace.root == activationRoot &&
-            (!weightRoot || p.operands[1 - a].trace.root == weightRoot))
-          return {&p, a};
-    }
+    auto it = byActivation.find(activationRoot);
+    if (it == byActivation.end())
+      return {nullptr, 0};
+    for (auto [p, a] : it->second)
+      if (!claimed.contains(p->op) &&
+          (!weightRoot || p->operands[1 - a].trace.root == weightRoot))
+        return {p, a};
     return {nullptr, 0};
   };
 

@@ -248,31 +248,52 @@ static QuantizeOp quantize(OpBuilder &b, Location loc, Value value,
 }
 
 /// The integer product and its rescale, or an f32 product when bits == 0.
+/// `rhsQuantized`, when given, is the already quantized rhs.
 static Value buildProduct(OpBuilder &b, Location loc, const LinearLayer &layer,
                           Role role, Value lhs, Value rhs, bool transposeLhs,
                           const PathConfig &config, ScaleMode rhsScale,
                           Granularity lhsGranularity, Value seed,
-                          bool rhsIsSavedActivation) {
+                          bool rhsIsSavedActivation,
+                          QuantizeOp rhsQuantized = nullptr) {
   if (config.bits == 0)
     return buildFloatMatmul(b, loc, lhs, rhs, transposeLhs);
   QuantizeOp ql = quantize(b, loc, lhs, config.bits, lhsGranularity,
                            ScaleMode::MaxAbs, config.rounding, seed);
-  QuantizeOp qr = quantize(b, loc, rhs, config.bits, Granularity::PerTensor,
-                           rhsScale, Rounding::Nearest, Value());
-  if (rhsIsSavedActivation)
-    qr->setAttr(kSavedActivationAttrName, b.getUnitAttr());
+  QuantizeOp qr = rhsQuantized;
+  if (!qr) {
+    qr = quantize(b, loc, rhs, config.bits, Granularity::PerTensor, rhsScale,
+                  Rounding::Nearest, Value());
+    if (rhsIsSavedActivation)
+      qr->setAttr(kSavedActivationAttrName, b.getUnitAttr());
+    tagCreated(qr, layer, role);
+  }
   int64_t rows = tensorType(lhs).getDimSize(transposeLhs ? 1 : 0);
-  int64_t cols = tensorType(rhs).getDimSize(1);
+  int64_t cols = tensorType(qr.getQ()).getDimSize(1);
   auto accType = RankedTensorType::get({rows, cols}, b.getI32Type());
   auto matmul = IntMatmulOp::create(b, loc, accType, ql.getQ(), qr.getQ(),
                                     transposeLhs, /*transpose_rhs=*/false);
   auto rescale = RescaleOp::create(
       b, loc, RankedTensorType::get({rows, cols}, b.getF32Type()),
       matmul.getResult(), ql.getScale(), qr.getScale());
-  for (Operation *op : {ql.getOperation(), qr.getOperation(),
-                        matmul.getOperation(), rescale.getOperation()})
+  for (Operation *op : {ql.getOperation(), matmul.getOperation(),
+                        rescale.getOperation()})
     tagCreated(op, layer, role);
   return rescale.getResult();
+}
+
+SmallVector<Operation *> mlir::hot::getCompressionChain(QuantizeOp quantize,
+                                                        Value &root) {
+  SmallVector<Operation *> chain{quantize};
+  Value value = quantize.getInput();
+  while (Operation *def = value.getDefiningOp()) {
+    if (!def->hasAttr(kSavedActivationAttrName) || def->getNumOperands() != 1)
+      break;
+    chain.push_back(def);
+    value = def->getOperand(0);
+  }
+  root = value;
+  std::reverse(chain.begin(), chain.end());
+  return chain;
 }
 
 /// Largest power of two dividing `n` (n > 0).
@@ -337,7 +358,7 @@ FailureOr<PathDecision> mlir::hot::rewriteActivationGradient(
 
 FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
     RewriterBase &rewriter, const LinearLayer &layer, const PathConfig &config,
-    Value seed, std::string &reason) {
+    Value seed, std::string &reason, SavedActivationCache *cache) {
   linalg::LinalgOp product = layer.gw;
 
   PathDecision decision;
@@ -401,11 +422,37 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
     return value;
   };
   Value gy = project(layer.gy, layer.gyTokenRank, /*savedActivation=*/false);
-  Value x = project(layer.x, layer.xTokenRank, /*savedActivation=*/true);
+  // A compressed x that an earlier layer made from the same x is reused; it
+  // moves up if this product comes first.
+  auto key = std::make_tuple(layer.x, decision.hla ? config.block : 0,
+                             decision.hla ? config.rank : 0,
+                             int64_t(config.selection), config.bits);
+  QuantizeOp sharedX;
+  if (cache && config.bits != 0) {
+    auto it = cache->find(key);
+    if (it != cache->end()) {
+      sharedX = it->second.first;
+      decision.sharesSavedActivationWith = it->second.second;
+      if (sharedX->getBlock() == product->getBlock() &&
+          product->isBeforeInBlock(sharedX)) {
+        Value root;
+        for (Operation *op : getCompressionChain(sharedX, root))
+          rewriter.moveOpBefore(op, product);
+      }
+    }
+  }
+  Value x = sharedX ? Value()
+                    : project(layer.x, layer.xTokenRank,
+                              /*savedActivation=*/true);
   Value canonical =
       buildProduct(rewriter, loc, layer, Role::Gw, gy, x, /*transposeLhs=*/true,
                    config, ScaleMode::MaxAbs, config.granularity, seed,
-                   /*rhsIsSavedActivation=*/true);
+                   /*rhsIsSavedActivation=*/true, sharedX);
+  if (cache && config.bits != 0 && !sharedX)
+    (*cache)[key] = {canonical.getDefiningOp<RescaleOp>()
+                         .getColScale()
+                         .getDefiningOp<QuantizeOp>(),
+                     layer.name};
   rewriter.replaceOp(product,
                      applyResultLayout(rewriter, loc, canonical, *layout));
   return decision;

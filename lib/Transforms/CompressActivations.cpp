@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hot/Dialect/Hot/HotOps.h"
+#include "hot/Transforms/BackwardRewrites.h"
 #include "hot/Transforms/LayerTags.h"
 #include "hot/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,23 +22,6 @@ namespace mlir::hot {
 
 using namespace mlir;
 using namespace mlir::hot;
-
-/// The ops that compress one saved activation, in program order, ending
-/// with `quantize`; their only input from outside the chain is `root`.
-static SmallVector<Operation *> getCompressionChain(QuantizeOp quantize,
-                                                   Value &root) {
-  SmallVector<Operation *> chain{quantize};
-  Value value = quantize.getInput();
-  while (Operation *def = value.getDefiningOp()) {
-    if (!def->hasAttr(kSavedActivationAttrName) || def->getNumOperands() != 1)
-      break;
-    chain.push_back(def);
-    value = def->getOperand(0);
-  }
-  root = value;
-  std::reverse(chain.begin(), chain.end());
-  return chain;
-}
 
 /// Where the ops computing from `value` may start: after its definition, or
 /// at the start of the block that has it as an argument.
@@ -101,7 +85,7 @@ struct HotCompressActivationsPass
         // split forward function saved), so compressing it here saves
         // nothing.
         if (emitRemarks)
-          quantize->emitRemark()
+          emitRemark(quantize.getLoc())
               << "saved activation not compressed: it is a function argument "
                  "(for a split graph, name the forward and backward "
                  "functions)";
@@ -202,7 +186,7 @@ struct HotCompressActivationsPass
           rewriter.eraseOp(op);
       inserted += 2;
       if (emitRemarks)
-        backward.emitRemark()
+        emitRemark(backward.getLoc())
             << layer << ": saved activation compressed in @" << forwardName
             << " (it returns the INT8 codes and their scale"
             << (arg.use_empty() ? " instead of x)" : "; x is still needed)");

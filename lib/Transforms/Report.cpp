@@ -41,6 +41,8 @@ struct LayerFigures {
   std::string gx = "absent", gw;
   int64_t savedBefore = 0, savedAfter = 0;
   int64_t bopsBefore = 0, bopsAfter = 0;
+  /// The layer whose saved x this one reads too, if any.
+  std::string sharedWith;
 };
 
 int64_t getInt(DictionaryAttr dict, StringRef key) {
@@ -145,6 +147,11 @@ LayerFigures computeFigures(FunctionOpInterface function,
       f.bopsAfter += ((rows * o + rows * i) * 2 + o * i * 2) * kFloatBops;
     if (std::optional<int64_t> compressed = getCompressedBytes(function, f.name))
       f.savedAfter = *compressed;
+    // x is another layer's x (q, k, v): saved, and counted, once.
+    if (auto shared = gw.getAs<StringAttr>("x_shared_with")) {
+      f.sharedWith = shared.str();
+      f.savedBefore = f.savedAfter = 0;
+    }
   }
   return f;
 }
@@ -229,6 +236,9 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
           {"gx", f.gx},
           {"gw", f.gw},
           {"saved_bytes_before", f.savedBefore},
+          {"x_shared_with", f.sharedWith.empty()
+                                ? llvm::json::Value(nullptr)
+                                : llvm::json::Value(f.sharedWith)},
           {"saved_bytes_after", f.savedAfter},
           {"backward_bops_before", f.bopsBefore},
           {"backward_bops_after", f.bopsAfter}});
@@ -259,12 +269,15 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
                         "saved after", "GBOPs bef", "GBOPs aft");
     LayerFigures total;
     for (const LayerFigures &f : layers) {
+      std::string before = f.sharedWith.empty()
+                               ? formatBytes(f.savedBefore)
+                               : "x of " + f.sharedWith;
+      std::string after = f.sharedWith.empty() ? formatBytes(f.savedAfter)
+                                               : "shared";
       os << llvm::formatv("{0,-10} {1,9} {2,6} {3,6}  {4,-22} {5,-22} "
                           "{6,+12} {7,+12} {8,+10:F2} {9,+10:F2}\n",
-                          f.name, f.n, f.o, f.i, f.gx, f.gw,
-                          formatBytes(f.savedBefore),
-                          formatBytes(f.savedAfter), f.bopsBefore / 1e9,
-                          f.bopsAfter / 1e9);
+                          f.name, f.n, f.o, f.i, f.gx, f.gw, before, after,
+                          f.bopsBefore / 1e9, f.bopsAfter / 1e9);
       total.savedBefore += f.savedBefore;
       total.savedAfter += f.savedAfter;
       total.bopsBefore += f.bopsBefore;

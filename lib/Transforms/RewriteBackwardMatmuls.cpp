@@ -76,6 +76,8 @@ struct HotRewriteBackwardMatmulsPass
   using Base::Base;
 
   PathConfig gxConfig, gwConfig;
+  /// The compressed saved activations of the function being rewritten.
+  SavedActivationCache savedActivations;
 
   LogicalResult initialize(MLIRContext *ctx) override {
     auto invalid = [&](StringRef option, StringRef value) {
@@ -167,6 +169,7 @@ struct HotRewriteBackwardMatmulsPass
   }
 
   LogicalResult rewrite(FunctionOpInterface function) {
+    savedActivations.clear();
     BackwardMatmulAnalysis analysis(function);
     if (analysis.getLayers().empty())
       return success();
@@ -257,7 +260,8 @@ struct HotRewriteBackwardMatmulsPass
     std::string reason;
     FailureOr<PathDecision> decision =
         gx ? rewriteActivationGradient(rewriter, layer, config, seed, reason)
-           : rewriteWeightGradient(rewriter, layer, config, seed, reason);
+           : rewriteWeightGradient(rewriter, layer, config, seed, reason,
+                                   &savedActivations);
     Builder b(ctx);
     NamedAttrList record;
     record.append("rewritten", b.getBoolAttr(succeeded(decision)));
@@ -270,7 +274,7 @@ struct HotRewriteBackwardMatmulsPass
         rewriter.eraseOp(offset);
       }
       if (emitRemarks)
-        product->emitRemark()
+        emitRemark(product->getLoc())
             << layer.name << ": " << (gx ? "gx" : "gw")
             << " left unchanged: " << reason;
       return record.getDictionary(ctx);
@@ -281,6 +285,9 @@ struct HotRewriteBackwardMatmulsPass
     record.append("hla", b.getBoolAttr(decision->hla));
     record.append("granularity", b.getStringAttr(stringifyGranularity(
                                      decision->granularity)));
+    if (!decision->sharesSavedActivationWith.empty())
+      record.append("x_shared_with",
+                    b.getStringAttr(decision->sharesSavedActivationWith));
     if (emitRemarks) {
       InFlightDiagnostic remark = emitRemark(loc);
       remark << layer.name << ": " << (gx ? "gx" : "gw") << " rewritten: ";

@@ -16,3 +16,10 @@
 
 // JAX-DAG: remark: layer0: gw = gyᵀ·x over 32 tokens [2x16] (O = 32, I = 64)
 // JAX-DAG: remark: layer1: gw rewritten: HLA block 16 rank 8, INT8 grids
+
+// q, k and v read the same x: one compressed copy, counted once.
+// RUN: hot-opt %S/../Fixtures/torch/llama_block_joint.mlir -hot-training-pipeline="remarks=false" | hot-opt -hot-report="format=table" -o /dev/null | FileCheck %s --check-prefix=SHARED
+// SHARED: layer0 32 32 32 H16 INT4 HLA16/8 INT8 4.0 KiB 516 B
+// SHARED-NEXT: layer1 32 32 32 H16 INT4 HLA16/8 INT8 x of layer0 shared
+// SHARED-NEXT: layer2 32 32 32 H16 INT4 HLA16/8 INT8 x of layer0 shared
+// SHARED: saved activations: 87.4% less

@@ -8,8 +8,11 @@
 #define HOT_TRANSFORMS_BACKWARDREWRITES_H
 
 #include "hot/Dialect/Hot/HotAttrs.h"
+#include "hot/Dialect/Hot/HotOps.h"
 #include "hot/Transforms/BackwardMatmuls.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseMap.h"
+#include <tuple>
 
 namespace mlir::hot {
 
@@ -39,7 +42,22 @@ struct PathDecision {
   int64_t rank = 0;
   bool hla = false;
   Granularity granularity = Granularity::PerTensor;
+  /// gw: the layer whose compressed x this one reuses (same x, same
+  /// projection and grid), or empty.
+  std::string sharesSavedActivationWith;
 };
+
+/// The compressed saved activations a function has so far, by x and by
+/// (HLA block, rank, selection, bits), with the layer that made them:
+/// layers reading the same x (q, k and v) share one INT8 copy.
+using SavedActivationCache =
+    llvm::DenseMap<std::tuple<Value, int64_t, int64_t, int64_t, int64_t>,
+                   std::pair<QuantizeOp, std::string>>;
+
+/// The ops that compress one saved activation (those tagged
+/// hot.saved_activation), in program order, ending with `quantize`; `root`
+/// is set to their only input from outside the chain, x.
+SmallVector<Operation *> getCompressionChain(QuantizeOp quantize, Value &root);
 
 /// Replaces `layer.gx` (gx = gy·W) by Hadamard transforms along O, grids of
 /// `config.bits`, an exact integer product and a rescale. `seed` (i64) seeds
@@ -52,11 +70,12 @@ FailureOr<PathDecision> rewriteActivationGradient(RewriterBase &rewriter,
 
 /// Replaces `layer.gw` (gw = gyᵀ·x) by HLA along each sample's tokens, grids
 /// of `config.bits`, an exact integer product and a rescale. The ops that
-/// compress x carry `hot.saved_activation`.
-FailureOr<PathDecision> rewriteWeightGradient(RewriterBase &rewriter,
-                                              const LinearLayer &layer,
-                                              const PathConfig &config,
-                                              Value seed, std::string &reason);
+/// compress x carry `hot.saved_activation`; with a `cache`, a compressed x
+/// built for an earlier layer is reused (and moved up if this product comes
+/// first).
+FailureOr<PathDecision> rewriteWeightGradient(
+    RewriterBase &rewriter, const LinearLayer &layer, const PathConfig &config,
+    Value seed, std::string &reason, SavedActivationCache *cache = nullptr);
 
 } // namespace mlir::hot
 
