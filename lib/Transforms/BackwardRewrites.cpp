@@ -193,11 +193,19 @@ static FailureOr<ResultLayout> planResultLayout(linalg::LinalgOp product,
   return layout;
 }
 
-/// Checks that `product` can be replaced (it starts from zero and its
+/// Checks that `product` can be replaced (an integer product over
+/// `contraction` elements stays exact in i32, it starts from zero, its
 /// output-gradient operand is found again), and plans its result layout.
 static FailureOr<ResultLayout> planReplacement(linalg::LinalgOp product,
                                                const LinearLayer &layer,
+                                               const PathConfig &config,
+                                               int64_t contraction,
                                                std::string &reason) {
+  if (config.bits != 0 && contraction >= IntMatmulOp::kMaxContractionSize) {
+    reason = "its contraction over " + std::to_string(contraction) +
+             " elements is too large for an exact i32 accumulation";
+    return failure();
+  }
   if (!isZeroInit(product.getDpsInitOperand(0)->get())) {
     reason = "it accumulates into an output that is not zero";
     return failure();
@@ -312,11 +320,8 @@ FailureOr<PathDecision> mlir::hot::rewriteActivationGradient(
     return failure();
   }
   int64_t o = layer.outFeatures;
-  if (config.bits != 0 && o >= IntMatmulOp::kMaxContractionSize) {
-    reason = "O is too large for an exact i32 accumulation";
-    return failure();
-  }
-  FailureOr<ResultLayout> layout = planReplacement(product, layer, reason);
+  FailureOr<ResultLayout> layout =
+      planReplacement(product, layer, config, o, reason);
   if (failed(layout))
     return failure();
 
@@ -381,12 +386,8 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
           ? layer.getNumTokens() / tokens *
                 LowRankOp::getProjectedSize(tokens, config.block, config.rank)
           : layer.getNumTokens();
-  if (config.bits != 0 && projected >= IntMatmulOp::kMaxContractionSize) {
-    reason = "the projected token count " + std::to_string(projected) +
-             " is too large for an exact i32 accumulation";
-    return failure();
-  }
-  FailureOr<ResultLayout> layout = planReplacement(product, layer, reason);
+  FailureOr<ResultLayout> layout =
+      planReplacement(product, layer, config, projected, reason);
   if (failed(layout))
     return failure();
 
