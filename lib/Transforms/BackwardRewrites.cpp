@@ -230,10 +230,6 @@ static Value applyResultLayout(OpBuilder &b, Location loc, Value canonical,
   return convertElementType(b, loc, value, layout.type.getElementType());
 }
 
-/// Tags the hot ops created for `layer`'s product `role`.
-static void tagCreated(Operation *op, const LinearLayer &layer, Role role) {
-  tagLayerProduct(op, layer.name, role);
-}
 
 /// A quantization of `value` followed by its tags.
 static QuantizeOp quantize(OpBuilder &b, Location loc, Value value,
@@ -273,7 +269,7 @@ static Value buildProduct(OpBuilder &b, Location loc, const LinearLayer &layer,
                   Rounding::Nearest, Value());
     if (rhsIsSavedActivation)
       qr->setAttr(kSavedActivationAttrName, b.getUnitAttr());
-    tagCreated(qr, layer, role);
+    tagLayerProduct(qr, layer.name, role);
   }
   int64_t rows = tensorType(lhs).getDimSize(transposeLhs ? 1 : 0);
   int64_t cols = tensorType(qr.getQ()).getDimSize(1);
@@ -285,7 +281,7 @@ static Value buildProduct(OpBuilder &b, Location loc, const LinearLayer &layer,
       matmul.getResult(), ql.getScale(), qr.getScale());
   for (Operation *op : {ql.getOperation(), matmul.getOperation(),
                         rescale.getOperation()})
-    tagCreated(op, layer, role);
+    tagLayerProduct(op, layer.name, role);
   return rescale.getResult();
 }
 
@@ -343,8 +339,8 @@ FailureOr<PathDecision> mlir::hot::rewriteActivationGradient(
                                   decision.block);
     auto wh = HadamardOp::create(rewriter, loc, w.getType(), w, 0,
                                  decision.block);
-    tagCreated(gyh, layer, Role::Gx);
-    tagCreated(wh, layer, Role::Gx);
+    tagLayerProduct(gyh, layer.name, Role::Gx);
+    tagLayerProduct(wh, layer.name, Role::Gx);
     gy = gyh.getResult();
     w = wh.getResult();
   }
@@ -409,7 +405,7 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
       auto lowrank = LowRankOp::create(
           rewriter, loc, type.clone(shape), value, hlaDim, config.block,
           config.rank, config.selection, /*allow_tail=*/true);
-      tagCreated(lowrank, layer, Role::Gw);
+      tagLayerProduct(lowrank, layer.name, Role::Gw);
       value = lowrank.getResult();
     }
     value = collapseTokens(rewriter, loc, value, withinSamples ? 2 : 1);

@@ -16,7 +16,7 @@ static bool isZeroSplat(Attribute attr) {
   auto dense = dyn_cast_if_present<DenseElementsAttr>(attr);
   if (!dense || !dense.isSplat())
     return false;
-  if (auto floatType = dyn_cast<FloatType>(dense.getElementType()))
+  if (isa<FloatType>(dense.getElementType()))
     return dense.getSplatValue<APFloat>().isZero();
   return dense.getSplatValue<APInt>().isZero();
 }
