@@ -83,6 +83,10 @@ struct HotTrainingPipelineOptions
       *this, "backward",
       llvm::cl::desc("Split graphs: the backward function (for ABC)"),
       llvm::cl::init("")};
+  PassOptions::Option<std::string> lqsDecisions{
+      *this, "lqs-decisions",
+      llvm::cl::desc("LQS decisions file to apply (hot-lqs-apply)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> remarks{
       *this, "remarks", llvm::cl::desc("Emit remarks for every decision"),
       llvm::cl::init(true)};

@@ -37,6 +37,10 @@ inline constexpr llvm::StringLiteral kCompressedAttrName = "hot.compressed";
 inline constexpr llvm::StringLiteral kCompressedArgAttrName =
     "hot.compressed_activation";
 
+/// The function attribute that names, per pair of extra results,
+/// "<layer>.<gx|gw>", added by hot-lqs-instrument.
+inline constexpr llvm::StringLiteral kLqsResultsAttrName = "hot.lqs_results";
+
 /// Tags `op` as the product `role` of layer `name`, keeping the overrides of
 /// an existing tag; returns the tag.
 LayerAttr tagLayerProduct(Operation *op, StringRef name, Role role);

@@ -184,6 +184,57 @@ def HotCompressActivationsPass : Pass<"hot-compress-activations"> {
   let dependentDialects = ["mlir::hot::HotDialect"];
 }
 
+def HotLqsInstrumentPass : Pass<"hot-lqs-instrument"> {
+  let summary = "Make a rewritten training step also return the errors LQS compares";
+  let description = [{
+    Layer-wise quantizer selection, step 1 (profile-guided, like PGO): for
+    every quantization of an output gradient that `hot-rewrite-backward-matmuls`
+    created (the transformed gy of a gx or gw path), the function also returns
+    two f32 scalars: the Frobenius norms of `v - dequantize(quantize(v))` with
+    one scale per tensor and with the finer granularity of that path (per
+    token on gx, per output channel on gw), both with the path's bits and
+    nearest rounding. The function attribute `hot.lqs_results` lists, in
+    result order after the original results, one `"<layer>.<gx|gw>"` per
+    pair. `python -m hot.calibrate` runs the instrumented step on a
+    calibration batch and writes the decisions file that `hot-lqs-apply`
+    reads.
+
+    Example: a function returning `(%gx, %gw)` becomes one returning
+    `(%gx, %gw, %e0_tensor, %e0_row, %e1_tensor, %e1_col)` with
+    `hot.lqs_results = ["layer0.gx", "layer0.gw"]`.
+  }];
+  let dependentDialects = [
+    "mlir::hot::HotDialect",
+    "mlir::arith::ArithDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
+    "mlir::tensor::TensorDialect",
+  ];
+}
+
+def HotLqsApplyPass : Pass<"hot-lqs-apply"> {
+  let summary = "Set per-layer scale granularities from an LQS decisions file";
+  let description = [{
+    Layer-wise quantizer selection, step 2: reads the JSON decisions file
+    written by `python -m hot.calibrate`,
+
+    ```json
+    {"threshold": 0.5,
+     "layers": {"layer0": {"gx": "per_row", "gw": "per_tensor"}, ...}}
+    ```
+
+    and sets the `granularity` override of the `#hot.layer` tag on each
+    recognised gx and gw product (run it after
+    `hot-annotate-backward-matmuls`, before the rewrite; the pipeline does
+    with `lqs-decisions=<file>`). Layers the file does not name are left as
+    they are, with a remark.
+  }];
+  let options = [
+    Option<"decisions", "decisions", "std::string", /*default=*/"\"\"",
+           "Path of the decisions file (JSON)">,
+  ];
+}
+
 def HotReportPass : Pass<"hot-report", "mlir::ModuleOp"> {
   let summary = "Report per layer what was rewritten and what it saves";
   let description = [{

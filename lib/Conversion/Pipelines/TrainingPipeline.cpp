@@ -17,6 +17,11 @@ void mlir::hot::buildHotTrainingPipeline(
   HotAnnotateBackwardMatmulsPassOptions annotate;
   annotate.emitRemarks = options.remarks;
   pm.addPass(createHotAnnotateBackwardMatmulsPass(annotate));
+  if (!options.lqsDecisions.empty()) {
+    HotLqsApplyPassOptions lqs;
+    lqs.decisions = options.lqsDecisions;
+    pm.addPass(createHotLqsApplyPass(lqs));
+  }
 
   HotRewriteBackwardMatmulsPassOptions rewrite;
   rewrite.gxBits = options.gxBits;
