@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what `make demo` and `make check` need on a fresh Debian 12 machine:
-# LLVM/MLIR 22 and the build tools from Debian's packages, and a Python
+# LLVM/MLIR 22, the build tools and Fashion-MNIST (dataset-fashion-mnist, for
+# python/hot/train.py and its smoke test) from Debian's packages, and a Python
 # virtual environment (.venv) with the packages of python/requirements.txt.
 # Idempotent: a second run installs nothing and takes a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22)
+packages=(cmake ninja-build llvm-22-dev libmlir-22-dev mlir-22-tools clang-22 lld-22
+          dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

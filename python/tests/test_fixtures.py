@@ -64,6 +64,10 @@ EXPECTED_CONTRACTIONS = {
     "torch/llama_block_joint.mlir": (21, 6, 0, 0),
     "torch/llama_block_fw.mlir": (7, 2, 0, 0),
     "torch/llama_block_bw.mlir": (14, 4, 0, 0),
+    "train/mlp_train_step.mlir": (8, 0, 0, 0),
+    "train/mlp_forward.mlir": (3, 0, 0, 0),
+    "train/vit_train_step.mlir": (29, 12, 0, 0),
+    "train/vit_forward.mlir": (10, 4, 0, 0),
 }
 
 TORCH_MODELS = ["mlp", "vit_block", "bert_layer", "llama_block"]
