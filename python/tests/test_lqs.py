@@ -16,14 +16,6 @@ from hot import calibrate, runner
 from test_rewrite_numerics import B, I, LAYER, O, T
 
 
-@pytest.fixture(scope="module")
-def hot_opt():
-    path = runner.find_hot_opt()
-    if path is None:
-        pytest.skip("hot-opt not built")
-    return path
-
-
 def layer_inputs(kind, seed=0):
     rng = np.random.default_rng(seed)
     x3 = (np.cumsum(rng.standard_normal((B, T, I)), axis=1) / np.sqrt(T)).astype(np.float32)

@@ -51,19 +51,6 @@ ROUNDINGS = ["nearest", "stochastic"]
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def hot_opt():
-    """Path of hot-opt; FAIL if $HOT_OPT is set but unusable, skip only if nothing is built."""
-    try:
-        path = runner.find_hot_opt()
-    except FileNotFoundError as e:
-        pytest.fail(f"HOT_OPT={os.environ.get('HOT_OPT')!r} is set but unusable: {e}",
-                    pytrace=False)
-    if path is None:
-        pytest.skip("hot-opt not found: set HOT_OPT or build build/bin/hot-opt")
-    return path
-
-
 @pytest.fixture
 def rng(request):
     """A generator seeded from BASE_SEED and the test id (stable under test selection)."""

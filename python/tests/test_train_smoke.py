@@ -37,17 +37,6 @@ LOSS_BOUND = 0.15
 
 
 @pytest.fixture(scope="module")
-def hot_opt():
-    try:
-        path = runner.find_hot_opt()
-    except FileNotFoundError as e:
-        pytest.fail(f"HOT_OPT is set but unusable: {e}", pytrace=False)
-    if path is None:
-        pytest.skip("hot-opt not found: set HOT_OPT or build build/bin/hot-opt")
-    return path
-
-
-@pytest.fixture(scope="module")
 def fashion():
     try:
         data.fashion_mnist_dir()
