@@ -13,7 +13,9 @@ The training step is the committed torch-mlir export ``test/Fixtures/train/<mode
   gains an ``i64 {hot.seed}`` argument, given a fresh stochastic-rounding seed every step);
 * ``hot-lqs``: ``hot.calibrate`` first runs the instrumented step on one calibration batch (the
   first training batch, initial parameters), then the pipeline applies the decisions
-  (``lqs-decisions=FILE``; the file is written next to the checkpoints or under build/train).
+  (``lqs-decisions=FILE``; the file is written next to the checkpoints or under build/train);
+* the ablations ``hot-gw-int4`` (gw on a plain 4-bit grid, no HLA), ``hot-gx-no-hadamard``,
+  ``hot-no-hla`` and ``hot-gx-per-row``: ``hot`` with the options of ``ABLATIONS``.
 
 Python drives the loop: seeded initialisation (PyTorch's default rules, in numpy) and seeded
 data order, identical across modes for a given seed; parameter updates in numpy (SGD with
@@ -50,7 +52,19 @@ from hot import data, runner
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "test" / "Fixtures" / "train"
-MODES = ("fp32", "hot", "hot-lqs")
+# Ablations of the paper (hot-method.md section 1's table), each HOT with one choice undone;
+# compared against ``hot`` (LQS off) and ``hot-lqs`` (LQS on).
+ABLATIONS = {
+    # the gw path quantized to a plain 4-bit grid: no HLA, no transform
+    "hot-gw-int4": "gw-bits=4 hla-block=1 hla-rank=1",
+    # the gx path quantized to 4 bits without the Hadamard transform
+    "hot-gx-no-hadamard": "gx-block=1",
+    # the gw path without HLA (INT8 on the full token dim): how much HLA costs
+    "hot-no-hla": "hla-block=1 hla-rank=1",
+    # the gx path with per-token scales everywhere (what LQS may choose per layer)
+    "hot-gx-per-row": "gx-granularity=per_row",
+}
+MODES = ("fp32", "hot", "hot-lqs", *ABLATIONS)
 DEFAULT_LR = {"sgd": 0.05, "adamw": 1e-3}
 
 
@@ -333,7 +347,7 @@ def compile_step(cfg: Config, text: str, names, calib_inputs, workdir: Path):
     """(compiled train_step, whether it takes a seed)."""
     if cfg.mode == "fp32":
         return runner.compile_module(text).train_step, False
-    options = cfg.pipeline_options
+    options = f"{ABLATIONS.get(cfg.mode, '')} {cfg.pipeline_options}".strip()
     if cfg.mode == "hot-lqs":
         from hot import calibrate
         decisions = calibrate.calibrate(text, calib_inputs, threshold=cfg.lqs_threshold,
@@ -346,7 +360,7 @@ def compile_step(cfg: Config, text: str, names, calib_inputs, workdir: Path):
                            for l, v in decisions["layers"].items())
         log(cfg, f"  lqs decisions ({dfile}): {chosen}")
         options = f"{options} lqs-decisions={dfile}".strip()
-    elif cfg.mode != "hot":
+    elif cfg.mode != "hot" and cfg.mode not in ABLATIONS:
         raise ValueError(f"unknown mode {cfg.mode!r} (one of {', '.join(MODES)})")
     return runner.compile_module(rewrite(text, options)).train_step, True
 
@@ -447,12 +461,12 @@ def train(cfg: Config, train_set: Optional[data.Dataset] = None,
 
 
 def table(results: list[Result]) -> str:
-    head = (f"{'mode':8} {'seed':>4} {'steps':>6} {'test acc':>9} {'final loss':>10} "
+    head = (f"{'mode':18} {'seed':>4} {'steps':>6} {'test acc':>9} {'final loss':>10} "
             f"{'ms/step':>8} {'compile s':>9}")
     lines = [head, "-" * len(head)]
     for r in results:
         ms = 1e3 * float(np.median(r.step_times)) if r.step_times else float("nan")
-        lines.append(f"{r.config.mode:8} {r.config.seed:>4} {r.steps:>6} "
+        lines.append(f"{r.config.mode:18} {r.config.seed:>4} {r.steps:>6} "
                      f"{100 * r.final_test_acc:>8.2f}% {r.final_loss():>10.4f} {ms:>8.1f} "
                      f"{r.compile_s:>9.1f}")
     modes = sorted({r.config.mode for r in results}, key=MODES.index)
@@ -460,7 +474,7 @@ def table(results: list[Result]) -> str:
         lines.append("")
         for m in modes:
             accs = [100 * r.final_test_acc for r in results if r.config.mode == m]
-            lines.append(f"{m:8} mean test acc {np.mean(accs):.2f}% ± {np.std(accs):.2f} "
+            lines.append(f"{m:18} mean test acc {np.mean(accs):.2f}% ± {np.std(accs):.2f} "
                          f"over {len(accs)} seeds")
     return "\n".join(lines)
 
@@ -473,7 +487,7 @@ def plot(results: list[Result], path: Path) -> bool:
     except ImportError:
         return False
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    colors = {"fp32": "tab:blue", "hot": "tab:orange", "hot-lqs": "tab:green"}
+    colors = dict(zip(MODES, plt.get_cmap("tab10").colors))
     seeds = sorted({r.config.seed for r in results})
     styles = ["-", "--", ":", "-."]
     for r in results:

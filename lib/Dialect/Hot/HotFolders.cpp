@@ -35,6 +35,13 @@ OpFoldResult HadamardOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+OpFoldResult LowRankOp::fold(FoldAdaptor adaptor) {
+  // A block of one keeps its one component, scaled by 1/sqrt(1): the identity.
+  if (getBlock() == 1 && getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 OpFoldResult IntMatmulOp::fold(FoldAdaptor adaptor) {
   // An exact product with an all-zero operand is zero.
   if (isZeroSplat(adaptor.getLhs()) || isZeroSplat(adaptor.getRhs()))

@@ -62,6 +62,18 @@ func.func @hadamard_block_one(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
 
 // -----
 
+// A low-rank projection with blocks of one keeps every element as it is.
+// CHECK-LABEL: func.func @lowrank_block_one
+// CHECK-SAME: %[[X:.*]]: tensor<7x5xf32>
+// CHECK-NOT: hot.lowrank
+// CHECK: return %[[X]]
+func.func @lowrank_block_one(%x: tensor<7x5xf32>) -> tensor<7x5xf32> {
+  %0 = hot.lowrank %x along 0 block 1 rank 1 allow_tail : tensor<7x5xf32> -> tensor<7x5xf32>
+  return %0 : tensor<7x5xf32>
+}
+
+// -----
+
 // The transform of zero is zero; of a nonzero constant it is not folded.
 // CHECK-LABEL: func.func @hadamard_constants
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<2x8xf32>

@@ -105,6 +105,7 @@ def Hot_LowRankOp : Hot_Op<"lowrank", [Pure, AllElementTypesMatch<["input", "res
     static int64_t getProjectedSize(int64_t size, int64_t block, int64_t rank);
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
