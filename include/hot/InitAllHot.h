@@ -15,9 +15,11 @@
 
 namespace mlir::hot {
 
-/// Adds the hot dialect to `registry`.
+/// Adds the hot dialect to `registry`, and the external models the project's
+/// lowerings rely on.
 inline void registerAllHotDialects(DialectRegistry &registry) {
   registry.insert<HotDialect>();
+  registerLaunchFuncMemoryEffects(registry);
 }
 
 /// Registers every pass and pipeline of the project with the global registry.

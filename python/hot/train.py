@@ -65,6 +65,11 @@ ABLATIONS = {
     "hot-gx-per-row": "gx-granularity=per_row",
 }
 MODES = ("fp32", "hot", "hot-lqs", *ABLATIONS)
+# Per-model pipeline options, before the mode's and the user's (the last occurrence wins).
+# The ViT's 16 tokens are a 4x4 grid of patches, flattened row by row, so H16 = H4 (x) H4 acts
+# on them as a 2-D transform: the paper's 2-D low-pass set (triangle: 10 of 16 components)
+# fits them, where the 1-D prefix would keep only the two lowest vertical frequencies.
+MODEL_OPTIONS = {"mlp": "", "vit": "hla-selection=triangle"}
 DEFAULT_LR = {"sgd": 0.05, "adamw": 1e-3}
 
 
@@ -347,7 +352,8 @@ def compile_step(cfg: Config, text: str, names, calib_inputs, workdir: Path):
     """(compiled train_step, whether it takes a seed)."""
     if cfg.mode == "fp32":
         return runner.compile_module(text).train_step, False
-    options = f"{ABLATIONS.get(cfg.mode, '')} {cfg.pipeline_options}".strip()
+    options = " ".join(o for o in (MODEL_OPTIONS.get(cfg.model, ""), ABLATIONS.get(cfg.mode, ""),
+                                   cfg.pipeline_options) if o)
     if cfg.mode == "hot-lqs":
         from hot import calibrate
         decisions = calibrate.calibrate(text, calib_inputs, threshold=cfg.lqs_threshold,

@@ -7,6 +7,7 @@
 #ifndef HOT_CONVERSION_PASSES_H
 #define HOT_CONVERSION_PASSES_H
 
+#include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/HotToLinalg.h"
 #include "mlir/Pass/Pass.h"
 

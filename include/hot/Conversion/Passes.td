@@ -63,4 +63,111 @@ def ConvertHotToLinalgPass
   ];
 }
 
+def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
+  let summary = "Lower hot.int_matmul (with its hot.rescale) to tensor-core "
+                "GPU kernels built from nvgpu ops";
+  let description = [{
+    Replaces every `hot.int_matmul` by a launch of a `gpu.func` kernel in the
+    module's `gpu.module @hot_kernels` (the module becomes a
+    `gpu.container_module`). The kernel is specialized to the product's
+    static shapes and computes `C[M, N] = A[M, K] · B[K, N]` exactly in i32
+    on integer tensor cores:
+
+    - a grid of `ceil(N / tile-n) x ceil(M / tile-m)` thread blocks of
+      `(tile-m / warp-m) · (tile-n / warp-n)` warps, each warp computing a
+      `warp-m x warp-n` tile with `nvgpu.mma.sync` (`mmaShape = [16, 8, 32]`
+      on s8, `[16, 8, 64]` on s4);
+    - A and B staged global -> shared by 16-byte `nvgpu.device_async_copy`
+      (cp.async, zero-filled past M, N and K) through a `stages`-deep
+      pipeline of `nvgpu.device_async_create_group` /
+      `nvgpu.device_async_wait`, into XOR-swizzled shared tiles (conflict-free
+      `nvgpu.ldmatrix` fragment loads);
+    - stores guarded by the matrix bounds, so every M and N (1 included) is
+      handled.
+
+    Both operands must be K-contiguous for `ldmatrix` (A as `[M][K]`, B as
+    `[N][K]`): an operand stored the other way (`transposed` lhs, plain rhs:
+    `gx = qg·qw` has `qw : [O, I]`, `gw = qgyᵀ·qx` has both) is first
+    rewritten by one `linalg.generic` (transpose, zero padding of K to a
+    multiple of 16 bytes, s4 packing), which maps onto the GPU like any other
+    linalg op; a remark says so. When the product's only user is
+    `hot.rescale`, the kernel's epilogue computes
+    `(f32(acc) * row_scale) * col_scale` (docs/numerics.md) and writes the
+    rescale's float type; otherwise it writes i32.
+
+    The MMA type is a lowering choice by chip: s8 `m16n8k32` everywhere; when
+    both operands come from a `hot.quantize` with `bits <= 4` and the chip has
+    INT4 tensor cores (sm_80, sm_86, sm_87, sm_89), s4 `m16n8k64` on packed
+    operands. Hopper (sm_90) has no INT4 tensor cores, so 4-bit operands use
+    s8 there. A remark on each product states the choice and why.
+
+    Host side, operands become `bufferization.to_buffer`s, the result a
+    `memref.alloc` read back with `bufferization.to_tensor restrict writable`,
+    so the module still bufferizes with one-shot-bufferize. Dynamic shapes
+    are an error (the kernel is specialized to static shapes).
+
+    Example:
+
+    ```mlir
+    %acc = hot.int_matmul %qg, %qw : tensor<197x64xi8>, tensor<64x32xi8>
+        -> tensor<197x32xi32>
+    %y = hot.rescale %acc, %sg, %sw
+        : tensor<197x32xi32>, tensor<197xf32>, tensor<f32> -> tensor<197x32xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %rhs = linalg.generic ... outs(%e : tensor<32x64xi8>) { ... }  // [N][K]
+    %a = bufferization.to_buffer %qg read_only : ... to memref<197x64xi8>
+    %b = bufferization.to_buffer %rhs read_only : ... to memref<32x64xi8>
+    %c = memref.alloc() {alignment = 64 : i64} : memref<197x32xf32>
+    %rs = bufferization.to_buffer %sg read_only : ... to memref<197xf32>
+    %cs = bufferization.to_buffer %sw read_only : ... to memref<f32>
+    gpu.launch_func @hot_kernels::@hot_int_mma_s8_197x32x64_...
+        blocks in (%c1, %c2, %c1) threads in (%c256, %c1, %c1)
+        args(%a : memref<197x64xi8>, %b : memref<32x64xi8>,
+             %c : memref<197x32xf32>, %rs : memref<197xf32>, %cs : memref<f32>)
+    %y = bufferization.to_tensor %c restrict writable : ...
+    ...
+    gpu.module @hot_kernels {
+      gpu.func @hot_int_mma_s8_197x32x64_... (...) workgroup(...) kernel {
+        ... nvgpu.device_async_copy ... nvgpu.ldmatrix ... nvgpu.mma.sync ...
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "Target chip (sm_80, sm_86, sm_89, sm_90, ...): decides s4 vs s8 "
+           "MMA for 4-bit operands">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"128",
+           "Rows of C per thread block">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"128",
+           "Columns of C per thread block">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
+           "Bytes of K per pipeline stage (32, 64 or 128)">,
+    Option<"warpM", "warp-m", "int64_t", /*default=*/"64",
+           "Rows of C per warp (multiple of 16)">,
+    Option<"warpN", "warp-n", "int64_t", /*default=*/"32",
+           "Columns of C per warp (multiple of 8)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"3",
+           "Shared-memory stages of the cp.async pipeline (>= 2)">,
+    Option<"int4", "int4", "bool", /*default=*/"true",
+           "Use s4 m16n8k64 MMA for operands on a 4-bit grid where the chip "
+           "has INT4 tensor cores">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::bufferization::BufferizationDialect",
+    "mlir::gpu::GPUDialect",
+    "mlir::linalg::LinalgDialect",
+    "mlir::memref::MemRefDialect",
+    "mlir::nvgpu::NVGPUDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect",
+    "mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // HOT_CONVERSION_PASSES_TD

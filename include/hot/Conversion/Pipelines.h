@@ -29,6 +29,49 @@ struct HotLowerToCPUOptions : public PassPipelineOptions<HotLowerToCPUOptions> {
       llvm::cl::init(true)};
 };
 
+/// Options of the `hot-lower-to-nvvm` pipeline.
+struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target chip: sm_80, sm_86, sm_89, sm_90, ..."),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (empty: the chip's PTX ISA, e.g. +ptx70 "
+                     "for sm_80, +ptx78 for sm_89 and sm_90)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX, no CUDA "
+                     "needed), bin or fatbin (need ptxas)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<int64_t> optLevel{
+      *this, "opt-level", llvm::cl::desc("NVPTX optimization level"),
+      llvm::cl::init(3)};
+  PassOptions::Option<int64_t> tileM{*this, "tile-m",
+                                     llvm::cl::desc("Kernel tile rows"),
+                                     llvm::cl::init(128)};
+  PassOptions::Option<int64_t> tileN{*this, "tile-n",
+                                     llvm::cl::desc("Kernel tile columns"),
+                                     llvm::cl::init(128)};
+  PassOptions::Option<int64_t> tileK{
+      *this, "tile-k", llvm::cl::desc("Kernel tile K, in bytes"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> warpM{*this, "warp-m",
+                                     llvm::cl::desc("Warp tile rows"),
+                                     llvm::cl::init(64)};
+  PassOptions::Option<int64_t> warpN{*this, "warp-n",
+                                     llvm::cl::desc("Warp tile columns"),
+                                     llvm::cl::init(32)};
+  PassOptions::Option<int64_t> stages{
+      *this, "stages", llvm::cl::desc("cp.async pipeline stages"),
+      llvm::cl::init(3)};
+  PassOptions::Option<bool> int4{
+      *this, "int4",
+      llvm::cl::desc("s4 MMA for 4-bit operands on chips with INT4 cores"),
+      llvm::cl::init(true)};
+};
+
 /// Options of `hot-training-pipeline`: those of hot-rewrite-backward-matmuls
 /// (same names, same defaults), plus whether to compress saved activations.
 struct HotTrainingPipelineOptions
@@ -104,8 +147,22 @@ void buildHotTrainingPipeline(OpPassManager &pm,
 void buildHotLowerToCPUPipeline(OpPassManager &pm,
                                 const HotLowerToCPUOptions &options);
 
+/// Builds `hot-lower-to-nvvm`: hot.int_matmul (+ hot.rescale) to tensor-core
+/// kernels (convert-hot-to-gpu), every other hot op through linalg,
+/// bufferization and upstream's parallel-loop mapping to GPU kernels, then
+/// NVVM, host code with gpu-to-llvm and the kernels serialized to PTX or a
+/// binary.
+void buildHotLowerToNVVMPipeline(OpPassManager &pm,
+                                 const HotLowerToNVVMOptions &options);
+
+/// The PTX feature string of `chip` (+ptx70 for sm_80, ...).
+std::string getDefaultPTXFeatures(StringRef chip);
+
 /// Registers `hot-training-pipeline` with the global registry.
 void registerHotTrainingPipeline();
+
+/// Registers `hot-lower-to-nvvm` with the global registry.
+void registerHotLowerToNVVMPipeline();
 
 /// Registers every pipeline of the project with the global registry.
 void registerHotPipelines();

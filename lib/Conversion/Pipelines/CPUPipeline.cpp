@@ -62,6 +62,7 @@ void mlir::hot::buildHotLowerToCPUPipeline(
 
 void mlir::hot::registerHotPipelines() {
   registerHotTrainingPipeline();
+  registerHotLowerToNVVMPipeline();
   PassPipelineRegistration<HotLowerToCPUOptions>(
       "hot-lower-to-cpu",
       "Lower a module with hot ops to the LLVM dialect for CPU execution "

@@ -1,0 +1,144 @@
+//===- HotToGPU.h - hot.int_matmul as a tensor-core GPU kernel --*- C++ -*-===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOT_CONVERSION_HOTTOGPU_H
+#define HOT_CONVERSION_HOTTOGPU_H
+
+#include "hot/Dialect/Hot/HotOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::hot {
+
+/// The integer tensor-core instruction a kernel is built around.
+enum class IntMmaKind {
+  /// `mma.sync m16n8k32` on s8 operands (every chip from sm_80 on).
+  S8,
+  /// `mma.sync m16n8k64` on s4 operands packed two per byte, low nibble first
+  /// (native on sm_80, sm_86 and sm_89 only).
+  S4,
+};
+
+/// Thread-block and warp tiling of the kernel. Sizes along K are in bytes of
+/// the (possibly packed) operands: 64 bytes are 64 s8 or 128 s4 values.
+struct IntMmaTiling {
+  int64_t tileM = 128;
+  int64_t tileN = 128;
+  int64_t tileKBytes = 64;
+  int64_t warpM = 64;
+  int64_t warpN = 32;
+  /// Shared-memory stages of the cp.async pipeline (at least 2).
+  int64_t stages = 3;
+
+  int64_t numWarps() const { return (tileM / warpM) * (tileN / warpN); }
+  int64_t numThreads() const { return 32 * numWarps(); }
+  /// Static shared memory of one thread block, in bytes.
+  int64_t sharedBytes() const { return stages * (tileM + tileN) * tileKBytes; }
+};
+
+/// What the kernel writes: the exact i32 product, or the fused `hot.rescale`
+/// `(f32(acc) * row_scale) * col_scale` converted to `resultElementType`.
+struct IntMmaEpilogue {
+  bool rescale = false;
+  /// i32 without rescale; the rescale's float type with it.
+  Type resultElementType;
+  /// Rank of each scale operand: 0 (one scale) or 1 (one per row/column).
+  int64_t rowScaleRank = 0;
+  int64_t colScaleRank = 0;
+};
+
+/// A kernel: `C[M, N] = A[M, K] · B[K, N]` with A given as [M][KBytes] and B as
+/// [N][KBytes] (both K-contiguous) in global memory. `kBytes` must be a
+/// multiple of 16 (the cp.async width); K beyond the operands' data must be
+/// zero (zeros do not change the integer sum).
+struct IntMmaKernelSpec {
+  int64_t m = 0, n = 0, kBytes = 0;
+  IntMmaKind kind = IntMmaKind::S8;
+  IntMmaTiling tiling;
+  IntMmaEpilogue epilogue;
+
+  /// A symbol name that is unique for the spec.
+  std::string getKernelName() const;
+};
+
+/// Checks that `tiling` can be built (warp tiles of whole MMA shapes, every
+/// thread copying whole 16-byte chunks, shared memory within the 48 KiB of
+/// static shared memory). Returns a description of the first problem.
+LogicalResult verifyIntMmaTiling(const IntMmaTiling &tiling,
+                                 std::string &reason);
+
+/// The kernel's arguments, in order: A memref<M x KBytes x i8>, B
+/// memref<N x KBytes x i8>, C memref<M x N x elt>, and with a fused rescale
+/// the row and column scales (memref<f32> or memref<M/N x f32>).
+SmallVector<Type> getIntMmaKernelArgumentTypes(MLIRContext *ctx,
+                                               const IntMmaKernelSpec &spec);
+
+/// Builds (or finds, when one with the same spec exists) the `gpu.func`
+/// kernel of `spec` in `module`: a grid of ceil(N / tileN) x ceil(M / tileM)
+/// blocks of `tiling.numThreads()` threads. Operands go global -> shared with
+/// 16-byte `nvgpu.device_async_copy` (zero-filled beyond M, N and K) through a
+/// `stages`-deep pipeline of async groups, into XOR-swizzled shared tiles
+/// read with `nvgpu.ldmatrix`, multiplied with `nvgpu.mma.sync`; stores are
+/// guarded by the matrix bounds.
+FailureOr<gpu::GPUFuncOp> buildIntMmaKernel(OpBuilder &builder, Location loc,
+                                            gpu::GPUModuleOp module,
+                                            const IntMmaKernelSpec &spec);
+
+/// Returns the `gpu.module` named `name` in `module`, creating it (and marking
+/// `module` as a `gpu.container_module`) if needed.
+gpu::GPUModuleOp getOrCreateGPUModule(OpBuilder &builder, ModuleOp module,
+                                      StringRef name);
+
+/// Emits a tensor<rows x KBytes x i8> holding `operand` (a rank-2 i8 tensor)
+/// with K contiguous: read as [K][rows] when `kMajor` is set, as [rows][K]
+/// otherwise; K zero-padded up to `kBytes` bytes; packed two values per byte
+/// (low nibble first) for IntMmaKind::S4. One `linalg.generic`, so that it
+/// maps onto the GPU like every other linalg op.
+Value buildKContiguousOperand(OpBuilder &builder, Location loc, Value operand,
+                              bool kMajor, int64_t kBytes, IntMmaKind kind);
+
+/// The K extent in bytes of an operand with `k` values: packed for S4, padded
+/// to the 16-byte cp.async width.
+int64_t getPaddedKBytes(int64_t k, IntMmaKind kind);
+
+/// Whether `chip` (e.g. "sm_89") has native INT4 tensor cores: sm_80, sm_86,
+/// sm_87 and sm_89 do; Hopper and later emulate s4 MMA with s8.
+bool hasNativeInt4TensorCores(StringRef chip);
+
+/// Declares (as an external model) that `gpu.launch_func` may read and write
+/// every memref operand, so that launches created on tensors pass through
+/// ownership-based buffer deallocation.
+void registerLaunchFuncMemoryEffects(DialectRegistry &registry);
+
+/// Options of the int_matmul -> tensor-core kernel rewrite.
+struct IntMatmulToGPUOptions {
+  /// The target chip, "sm_80" or newer.
+  std::string chip = "sm_80";
+  IntMmaTiling tiling;
+  /// Use s4 MMA for operands on a 4-bit grid where the chip has INT4 cores.
+  bool allowInt4 = true;
+  /// The gpu.module that receives the kernels.
+  std::string gpuModuleName = "hot_kernels";
+};
+
+/// Replaces `op` (and the `hot.rescale` that is its only user, fused into the
+/// kernel's epilogue) by a `gpu.launch_func` of the kernel built by
+/// buildIntMmaKernel on `bufferization.to_buffer`s of its operands (first
+/// transposed, padded or packed by buildKContiguousOperand where needed), and
+/// a `bufferization.to_tensor` of the written buffer. Emits remarks on the
+/// MMA chosen and on inserted transposes; fails with an error on dynamic
+/// shapes.
+FailureOr<gpu::LaunchFuncOp>
+lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
+                    const IntMatmulToGPUOptions &options);
+
+} // namespace mlir::hot
+
+#endif // HOT_CONVERSION_HOTTOGPU_H

@@ -1,0 +1,79 @@
+//===- HotToGPU.cpp - The convert-hot-to-gpu pass -------------------------===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Conversion/HotToGPU.h"
+#include "hot/Conversion/Passes.h"
+#include "hot/Dialect/Hot/HotOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::hot {
+#define GEN_PASS_DEF_CONVERTHOTTOGPUPASS
+#include "hot/Conversion/Passes.h.inc"
+} // namespace mlir::hot
+
+using namespace mlir;
+using namespace mlir::hot;
+
+namespace {
+
+struct ConvertHotToGPUPass
+    : hot::impl::ConvertHotToGPUPassBase<ConvertHotToGPUPass> {
+  using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerLaunchFuncMemoryEffects(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    IntMatmulToGPUOptions options;
+    options.chip = chip;
+    options.tiling.tileM = tileM;
+    options.tiling.tileN = tileN;
+    options.tiling.tileKBytes = tileK;
+    options.tiling.warpM = warpM;
+    options.tiling.warpN = warpN;
+    options.tiling.stages = stages;
+    options.allowInt4 = int4;
+
+    unsigned smVersion = 0;
+    StringRef chipRef(options.chip);
+    if (!chipRef.consume_front("sm_") ||
+        chipRef.take_while(llvm::isDigit).getAsInteger(10, smVersion) ||
+        smVersion < 80) {
+      module.emitError() << "convert-hot-to-gpu: chip '" << options.chip
+                         << "' has no integer mma.sync of the kernel's shapes "
+                            "(needs sm_80 or newer)";
+      return signalPassFailure();
+    }
+    std::string reason;
+    if (failed(verifyIntMmaTiling(options.tiling, reason))) {
+      module.emitError() << "convert-hot-to-gpu: " << reason;
+      return signalPassFailure();
+    }
+
+    SmallVector<IntMatmulOp> matmuls;
+    module.walk([&](IntMatmulOp op) { matmuls.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    bool failedAny = false;
+    for (IntMatmulOp op : matmuls)
+      failedAny |= failed(lowerIntMatmulToGPU(rewriter, op, options));
+    if (failedAny)
+      signalPassFailure();
+  }
+};
+
+} // namespace

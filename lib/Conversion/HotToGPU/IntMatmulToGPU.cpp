@@ -1,0 +1,180 @@
+//===- IntMatmulToGPU.cpp - Launch the tensor-core kernel for int_matmul --===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Conversion/HotToGPU.h"
+#include "hot/Dialect/Hot/HotOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::hot;
+
+bool mlir::hot::hasNativeInt4TensorCores(StringRef chip) {
+  return llvm::is_contained({"sm_80", "sm_86", "sm_87", "sm_89"}, chip);
+}
+
+/// Whether `value` is the q result of a hot.quantize on a grid of at most 4
+/// bits (|q| <= 7, so it fits an s4 nibble).
+static bool isOn4BitGrid(Value value) {
+  auto quantize = value.getDefiningOp<QuantizeOp>();
+  return quantize && quantize.getQ() == value && quantize.getBits() <= 4;
+}
+
+/// The `hot.rescale` to fuse: the product's only user, reading it as `acc`.
+static RescaleOp getFusableRescale(IntMatmulOp op) {
+  if (!op->hasOneUse())
+    return nullptr;
+  auto rescale = dyn_cast<RescaleOp>(*op->user_begin());
+  if (!rescale || rescale.getAcc() != op.getResult())
+    return nullptr;
+  return rescale;
+}
+
+/// A `bufferization.to_buffer` of `tensor` with the identity layout.
+static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+}
+
+FailureOr<gpu::LaunchFuncOp>
+mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
+                               const IntMatmulToGPUOptions &options) {
+  auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
+  auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
+  auto resultType = cast<RankedTensorType>(op.getType());
+  if (!lhsType.hasStaticShape() || !rhsType.hasStaticShape())
+    return op.emitError("cannot lower to a tensor-core kernel: the kernel is "
+                        "specialized to static shapes, and this product has "
+                        "dynamic ones");
+  bool transposeLhs = op.getTransposeLhs(), transposeRhs = op.getTransposeRhs();
+  int64_t m = resultType.getDimSize(0), n = resultType.getDimSize(1);
+  int64_t k = op.getContractionSize();
+  if (m == 0 || n == 0 || k == 0)
+    return op.emitError("cannot lower to a tensor-core kernel: the product "
+                        "has an empty dimension");
+  // Rows go to grid.y, which CUDA bounds by 65535 blocks.
+  constexpr int64_t kMaxGridY = 65535;
+  if (llvm::divideCeil(m, options.tiling.tileM) > kMaxGridY)
+    return op.emitError() << "cannot lower to a tensor-core kernel: " << m
+                          << " rows need more than " << kMaxGridY
+                          << " thread blocks of " << options.tiling.tileM
+                          << " rows (grid.y limit)";
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return op.emitError("cannot lower to a tensor-core kernel outside of a "
+                        "builtin.module");
+
+  // The MMA: s4 for two 4-bit grids where the chip has INT4 tensor cores.
+  bool int4Grid = isOn4BitGrid(op.getLhs()) && isOn4BitGrid(op.getRhs());
+  bool nativeInt4 = hasNativeInt4TensorCores(options.chip);
+  IntMmaKind kind = int4Grid && nativeInt4 && options.allowInt4
+                        ? IntMmaKind::S4
+                        : IntMmaKind::S8;
+  int64_t kBytes = getPaddedKBytes(k, kind);
+
+  IntMmaKernelSpec spec;
+  spec.m = m;
+  spec.n = n;
+  spec.kBytes = kBytes;
+  spec.kind = kind;
+  spec.tiling = options.tiling;
+  RescaleOp rescale = getFusableRescale(op);
+  spec.epilogue.rescale = static_cast<bool>(rescale);
+  spec.epilogue.resultElementType = resultType.getElementType();
+  if (rescale) {
+    spec.epilogue.resultElementType =
+        cast<RankedTensorType>(rescale.getType()).getElementType();
+    spec.epilogue.rowScaleRank =
+        cast<RankedTensorType>(rescale.getRowScale().getType()).getRank();
+    spec.epilogue.colScaleRank =
+        cast<RankedTensorType>(rescale.getColScale().getType()).getRank();
+  }
+
+  // The kernel, in the module's gpu.module.
+  Location loc = op.getLoc();
+  gpu::GPUModuleOp gpuModule =
+      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
+  FailureOr<gpu::GPUFuncOp> kernel =
+      buildIntMmaKernel(rewriter, loc, gpuModule, spec);
+  if (failed(kernel))
+    return failure();
+
+  std::string mma =
+      kind == IntMmaKind::S4 ? "s4 mma.sync m16n8k64" : "s8 mma.sync m16n8k32";
+  std::string why;
+  if (kind == IntMmaKind::S4)
+    why = "both operands are on a 4-bit grid and " + options.chip +
+          " has INT4 tensor cores; operands packed two per byte";
+  else if (int4Grid && !nativeInt4)
+    why = options.chip + " has no INT4 tensor cores: 4-bit operands computed "
+                         "with s8 m16n8k32";
+  else if (int4Grid)
+    why = "s4 MMA disabled by option: 4-bit operands computed with s8";
+  else
+    why = "operands on an 8-bit grid";
+  op.emitRemark() << "tensor-core kernel @" << kernel->getName() << ": "
+                  << mma << " (" << why << ")"
+                  << (rescale ? ", hot.rescale fused into the epilogue" : "");
+
+  // Everything after the last operand: with a fused rescale its scales too.
+  rewriter.setInsertionPoint(rescale ? rescale.getOperation()
+                                     : op.getOperation());
+
+  // Both operands K-contiguous, K padded to whole 16-byte chunks, packed for
+  // s4: one layout kernel per operand where the given layout differs.
+  auto prepare = [&](Value operand, bool kMajor, int64_t rows, StringRef what) {
+    bool packOrPad = kind == IntMmaKind::S4 || kBytes != k;
+    if (!kMajor && !packOrPad)
+      return operand;
+    if (kMajor)
+      op.emitRemark() << what << " is not K-contiguous: transposed to ["
+                      << rows << "][K] i8 by a separate kernel before the "
+                      << "product (fusing the transpose into its "
+                         "hot.quantize is future work)";
+    return buildKContiguousOperand(rewriter, loc, operand, kMajor, kBytes,
+                                   kind);
+  };
+  Value lhs = prepare(op.getLhs(), transposeLhs, m, "lhs");
+  Value rhs = prepare(op.getRhs(), !transposeRhs, n, "rhs");
+
+  SmallVector<Type> argTypes =
+      getIntMmaKernelArgumentTypes(rewriter.getContext(), spec);
+  auto outType = cast<MemRefType>(argTypes[2]);
+  SmallVector<Value> args{toBuffer(rewriter, loc, lhs),
+                          toBuffer(rewriter, loc, rhs)};
+  Value out = memref::AllocOp::create(rewriter, loc, outType,
+                                      rewriter.getI64IntegerAttr(64));
+  args.push_back(out);
+  if (rescale) {
+    args.push_back(toBuffer(rewriter, loc, rescale.getRowScale()));
+    args.push_back(toBuffer(rewriter, loc, rescale.getColScale()));
+  }
+
+  const IntMmaTiling &t = spec.tiling;
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  gpu::KernelDim3 grid{index(llvm::divideCeil(n, t.tileN)),
+                       index(llvm::divideCeil(m, t.tileM)), index(1)};
+  gpu::KernelDim3 block{index(t.numThreads()), index(1), index(1)};
+  auto launch = gpu::LaunchFuncOp::create(rewriter, loc, *kernel, grid, block,
+                                          /*dynamicSharedMemorySize=*/Value(),
+                                          args);
+  Value result = bufferization::ToTensorOp::create(
+      rewriter, loc,
+      RankedTensorType::get(outType.getShape(), outType.getElementType()), out,
+      /*restrict=*/true, /*writable=*/true);
+  if (rescale) {
+    rewriter.replaceOp(rescale, result);
+    rewriter.eraseOp(op);
+  } else {
+    rewriter.replaceOp(op, result);
+  }
+  return launch;
+}

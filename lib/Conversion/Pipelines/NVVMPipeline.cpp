@@ -1,0 +1,85 @@
+//===- NVVMPipeline.cpp - The hot-lower-to-nvvm pipeline ------------------===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Conversion/Passes.h"
+#include "hot/Conversion/Pipelines.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+
+std::string mlir::hot::getDefaultPTXFeatures(StringRef chip) {
+  // LLVM's NVPTX default (PTX 6.0) cannot express sm_80 code; use each chip's
+  // first PTX ISA, and PTX 7.8 for anything newer than the listed chips.
+  return llvm::StringSwitch<std::string>(chip)
+      .Case("sm_80", "+ptx70")
+      .Case("sm_86", "+ptx71")
+      .Case("sm_87", "+ptx74")
+      .Cases({"sm_89", "sm_90"}, "+ptx78")
+      .Case("sm_90a", "+ptx80")
+      .Default("+ptx78");
+}
+
+void mlir::hot::buildHotLowerToNVVMPipeline(
+    OpPassManager &pm, const HotLowerToNVVMOptions &options) {
+  // The integer products become tensor-core kernels first, on tensors.
+  ConvertHotToGPUPassOptions kernels;
+  kernels.chip = options.chip;
+  kernels.tileM = options.tileM;
+  kernels.tileN = options.tileN;
+  kernels.tileK = options.tileK;
+  kernels.warpM = options.warpM;
+  kernels.warpN = options.warpN;
+  kernels.stages = options.stages;
+  kernels.int4 = options.int4;
+  pm.addPass(createConvertHotToGPUPass(kernels));
+
+  // Everything else: linalg on tensors, buffers, parallel loops mapped to
+  // blocks and threads (correct, not fast).
+  pm.addNestedPass<func::FuncOp>(createConvertHotToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Upstream's sink: kernel outlining, nvgpu/gpu to NVVM, host code through
+  // gpu-to-llvm, kernels serialized.
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = options.features.empty()
+                           ? getDefaultPTXFeatures(options.chip)
+                           : std::string(options.features);
+  nvvm.cubinFormat = options.format;
+  nvvm.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+}
+
+void mlir::hot::registerHotLowerToNVVMPipeline() {
+  PassPipelineRegistration<HotLowerToNVVMOptions>(
+      "hot-lower-to-nvvm",
+      "Lower a module with hot ops to NVVM kernels and LLVM host code: "
+      "hot.int_matmul (+ hot.rescale) as tensor-core kernels "
+      "(convert-hot-to-gpu), the rest through linalg and parallel loops, "
+      "kernels serialized to PTX (format=isa) or a binary (bin, fatbin)",
+      buildHotLowerToNVVMPipeline);
+}

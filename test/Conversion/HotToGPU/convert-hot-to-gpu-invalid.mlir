@@ -1,0 +1,32 @@
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu -verify-diagnostics
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu=chip=sm_75 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CHIP
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu=tile-k=48 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TILEK
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu=stages=4 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=SHARED
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu=warp-m=24 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WARP
+
+// CHIP: error: convert-hot-to-gpu: chip 'sm_75' has no integer mma.sync of the kernel's shapes (needs sm_80 or newer)
+// TILEK: error: convert-hot-to-gpu: tile-k must be 32, 64 or 128 bytes
+// SHARED: error: convert-hot-to-gpu: the staged tiles need 65536 bytes of shared memory, more than the 48 KiB of static shared memory: use fewer stages or smaller tiles
+// WARP: error: convert-hot-to-gpu: warp-m must be a positive multiple of 16 (the MMA's M)
+
+// Rows map to grid.y, at most 65535 blocks of tile-m rows: a product with
+// more rows is a located error, never a crash or a wrong launch.
+func.func @too_many_rows(%a: tensor<8388609x32xi8>, %b: tensor<32x16xi8>) -> tensor<8388609x16xi32> {
+  // expected-error @below {{cannot lower to a tensor-core kernel: 8388609 rows need more than 65535 thread blocks of 128 rows (grid.y limit)}}
+  %acc = hot.int_matmul %a, %b : tensor<8388609x32xi8>, tensor<32x16xi8> -> tensor<8388609x16xi32>
+  return %acc : tensor<8388609x16xi32>
+}
+
+// -----
+
+// Exactly 65535 blocks of 128 rows fit.
+func.func @max_rows(%a: tensor<8388480x32xi8>, %b: tensor<32x16xi8>) -> tensor<8388480x16xi32> {
+  // expected-remark @below {{tensor-core kernel @hot_int_mma_s8_8388480x16x32_t128x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid)}}
+  // expected-remark @below {{rhs is not K-contiguous}}
+  %acc = hot.int_matmul %a, %b : tensor<8388480x32xi8>, tensor<32x16xi8> -> tensor<8388480x16xi32>
+  return %acc : tensor<8388480x16xi32>
+}
