@@ -348,12 +348,17 @@ def log(cfg: Config, msg: str):
         print(msg, flush=True)
 
 
+def pipeline_options(cfg: Config) -> str:
+    """The hot-training-pipeline options of a HOT mode: the model's, the ablation's, the user's."""
+    return " ".join(o for o in (MODEL_OPTIONS.get(cfg.model, ""), ABLATIONS.get(cfg.mode, ""),
+                                cfg.pipeline_options) if o)
+
+
 def compile_step(cfg: Config, text: str, names, calib_inputs, workdir: Path):
     """(compiled train_step, whether it takes a seed)."""
     if cfg.mode == "fp32":
         return runner.compile_module(text).train_step, False
-    options = " ".join(o for o in (MODEL_OPTIONS.get(cfg.model, ""), ABLATIONS.get(cfg.mode, ""),
-                                   cfg.pipeline_options) if o)
+    options = pipeline_options(cfg)
     if cfg.mode == "hot-lqs":
         from hot import calibrate
         decisions = calibrate.calibrate(text, calib_inputs, threshold=cfg.lqs_threshold,

@@ -17,6 +17,7 @@ that need the data) or when no hot-opt is built.  About 15 s on 2 cores with a c
 """
 
 import gzip
+import re
 import struct
 import sys
 from pathlib import Path
@@ -160,6 +161,41 @@ def test_resume_is_exact(hot_opt, fashion, tmp_path):
     assert resumed.losses == straight.losses
     for a, b in zip(resumed.params, straight.params):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("model", ["mlp", "vit"])
+def test_ablation_modes_reach_the_ir(hot_opt, model):
+    """Each mode's options change the rewritten step the way its name says."""
+    text = T.fixture_text(model, "train_step")
+
+    def rewritten(mode):
+        return T.rewrite(text, T.pipeline_options(T.Config(model=model, mode=mode)))
+
+    hot = rewritten("hot")
+    # gx: 4-bit gy after a Hadamard; gw: 8-bit gy (after HLA where tokens exist).
+    assert "role = gx" in hot and "hot.hadamard" in hot
+    assert re.search(r"bits 8 granularity per_tensor .*stochastic .*role = gw", hot)
+    if model == "vit":   # the 2-D low-pass set on the 4x4 token grid: 10 of 16 components
+        assert "block 16 rank 10 selection triangle" in hot
+    gw_int4 = rewritten("hot-gw-int4")
+    assert "hot.lowrank" not in gw_int4
+    assert not re.search(r"bits 8 granularity", gw_int4)
+    assert re.search(r"bits 4 granularity per_tensor .*stochastic .*role = gw", gw_int4)
+    no_hadamard = rewritten("hot-gx-no-hadamard")
+    assert not re.search(r"hot.hadamard .*role = gx", no_hadamard)
+    assert re.search(r"bits 4 granularity per_tensor .*stochastic .*role = gx", no_hadamard)
+    per_row = rewritten("hot-gx-per-row")
+    assert re.search(r"bits 4 granularity per_row .*stochastic .*role = gx", per_row)
+
+
+def test_plot_writes_png(tmp_path):
+    results = []
+    for mode, losses in (("fp32", [2.3, 1.0, 0.7]), ("hot", [2.3, 1.1, 0.8])):
+        r = T.Result(T.Config(mode=mode), losses=losses, test_acc=[(1, 0.5), (3, 0.8)])
+        results.append(r)
+    path = tmp_path / "curves.png"
+    assert T.plot(results, path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 1000
 
 
 def test_divergence_is_caught(hot_opt, fashion):
