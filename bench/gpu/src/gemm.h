@@ -55,15 +55,27 @@ std::vector<Row> runCublasFloat(Libraries *libs, Operands &ops);
 /// The note says whether the heuristic's algorithm is an IMMA one.
 Row runCublasLtInt8(Libraries *libs, Operands &ops);
 
-/// One of the project's kernels, described by a JSON file (see README.md).
-struct HotKernel;
+/// A module lowered by export.py: a shared object and its `key = value`
+/// description (README.md).
+struct HotModule;
 
-/// Loads the kernels described by the *.json files of `dir`; an empty list
-/// when there are none.
-std::vector<HotKernel *> loadHotKernels(const std::string &dir);
+/// Loads the modules described by the *.txt files of `dir` (dlopen); an empty
+/// list when there are none. A module that cannot load says why in its rows.
+std::vector<HotModule *> loadHotModules(const std::string &dir);
 
-/// The row of `kernel` on `ops`; `note` explains a kernel that cannot run
-/// this shape.
-Row runHotKernel(HotKernel *kernel, Operands &ops);
+/// The module of `kind` ("gemm" or "layer") for `layer`, and for a GEMM of
+/// `shape`; null when there is none.
+const HotModule *findHotModule(const std::vector<HotModule *> &modules,
+                               const char *kind, const std::string &layer,
+                               const Shape *shape);
+
+/// Calls a GEMM module on `ops` (A and B of the TN product), checks C exactly
+/// (every buffer the step allocates poisoned first) and times it: a wall-time
+/// row and a kernels-only row.
+std::vector<Row> runHotGemm(const HotModule *module, Operands &ops);
+
+/// The same for a layer's HOT backward, on fresh random x, W, gy; the error
+/// is against the exact f32 products gy·W and gyᵀ·x.
+std::vector<Row> runHotLayer(const HotModule *module, const char *group);
 
 #endif // HOT_BENCH_GPU_GEMM_H

@@ -1,233 +1,372 @@
-//===- hot_kernels.cu - The project's kernels, loaded from PTX or cubin ---===//
+//===- hot_kernels.cu - The project's lowered modules, loaded and timed ---===//
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
 //===----------------------------------------------------------------------===//
 //
-// A kernel produced by `hot-opt --hot-lower-to-nvvm` comes as an image (PTX,
-// cubin or fatbin) and a JSON description next to it (README.md gives the
-// format). It is loaded with the driver API into the runtime API's primary
-// context, so that it is timed with the same events as the library rows.
+// bench/gpu/export.py lowers modules with hot ops by `hot-opt
+// --hot-lower-to-nvvm` into shared objects (host code with the kernels
+// embedded) plus a `key = value` description each. Here they are dlopen'ed
+// and their host functions called through the C interface of MLIR's memref
+// descriptors; the mgpu* calls they make go to libhot_cuda_runtime.so.
+//
+// Two runtime entry points are interposed (this executable exports them, so
+// the shared objects bind to them first): mgpuMemAlloc poisons every buffer a
+// step allocates, so that unwritten outputs show, and mgpuLaunchKernel times
+// each launch with events on its stream, which gives the kernels-only time of
+// a step next to its wall time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gemm.h"
-#include "json.h"
+#include "memref.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <map>
-#include <sstream>
-
-struct HotKernel {
-  std::string label;   ///< table label
-  std::string problem; ///< why it cannot run at all, empty if it can
-  CUfunction function = nullptr;
-  OutType outType = OutType::I32;
-  unsigned block[3] = {1, 1, 1};
-  int64_t tileM = 1, tileN = 1;
-  int64_t divides[3] = {1, 1, 1}; ///< M, N, K must be multiples of these
-  unsigned sharedBytes = 0;
-  std::vector<std::string> params;
-};
+#include <random>
 
 namespace {
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  out = buffer.str();
-  return true;
+/// The runtime's `name` (the next definition after this executable's).
+void *realEntry(const char *name) {
+  void *entry = dlsym(RTLD_NEXT, name);
+  if (!entry) {
+    std::fprintf(stderr, "hot-gpu-bench: no %s in libhot_cuda_runtime.so\n",
+                 name);
+    std::exit(1);
+  }
+  return entry;
 }
 
-std::string driverError(const char *what, CUresult result) {
-  const char *name = "unknown";
-  cuGetErrorName(result, &name);
-  return std::string(what) + " failed: " + name;
-}
+/// Launch records of the interposed mgpuLaunchKernel.
+struct Launch {
+  CUevent start, stop;
+};
+bool recording = false;
+bool poisoning = false;
+std::vector<Launch> launches;
 
-/// Fills `kernel` from a description; sets kernel->problem on any error.
-void describe(HotKernel *kernel, const std::string &dir,
-              const std::map<std::string, JsonValue> &json) {
-  auto string = [&](const char *key, const char *fallback) -> std::string {
-    auto it = json.find(key);
-    return it != json.end() && it->second.kind == JsonValue::String
-               ? it->second.string
-               : fallback;
-  };
-  auto numbers = [&](const char *key) {
-    std::vector<int64_t> out;
-    auto it = json.find(key);
-    if (it == json.end())
-      return out;
-    if (it->second.kind == JsonValue::Number)
-      out.push_back(int64_t(it->second.number));
-    for (const JsonValue &v : it->second.items)
-      out.push_back(int64_t(v.number));
-    return out;
-  };
-
-  std::string name = string("kernel", "");
-  std::string image = string("image", "");
-  kernel->label = "hot " + string("label", name.c_str());
-  if (name.empty() || image.empty()) {
-    kernel->problem = "description lacks \"kernel\" or \"image\"";
-    return;
+/// Sums and clears the recorded launches (after a synchronous step).
+double takeKernelMs(size_t *count = nullptr) {
+  double total = 0;
+  for (Launch &l : launches) {
+    float ms = 0;
+    cuEventSynchronize(l.stop);
+    cuEventElapsedTime(&ms, l.start, l.stop);
+    total += ms;
+    cuEventDestroy(l.start);
+    cuEventDestroy(l.stop);
   }
-  if (string("a_type", "i8") != "i8" || string("b_type", "i8") != "i8") {
-    kernel->problem = "only i8 operands are benchmarked";
-    return;
-  }
-  std::string cType = string("c_type", "i32");
-  if (cType != "i32" && cType != "f32") {
-    kernel->problem = "c_type must be i32 or f32";
-    return;
-  }
-  kernel->outType = cType == "f32" ? OutType::F32 : OutType::I32;
-
-  std::vector<int64_t> block = numbers("block"), tile = numbers("tile"),
-                       divides = numbers("divides"),
-                       shared = numbers("shared_bytes");
-  if (block.empty() || block.size() > 3 || tile.size() != 2) {
-    kernel->problem = "\"block\" needs 1-3 numbers and \"tile\" 2";
-    return;
-  }
-  std::copy(block.begin(), block.end(), kernel->block);
-  kernel->tileM = tile[0];
-  kernel->tileN = tile[1];
-  if (divides.size() == 3)
-    std::copy(divides.begin(), divides.end(), kernel->divides);
-  kernel->sharedBytes = shared.empty() ? 0 : unsigned(shared[0]);
-
-  auto it = json.find("params");
-  if (it != json.end())
-    for (const JsonValue &v : it->second.items)
-      kernel->params.push_back(v.string);
-  if (kernel->params.empty())
-    kernel->params = {"A", "B", "C", "M", "N", "K"};
-  for (const std::string &p : kernel->params)
-    if (p != "A" && p != "B" && p != "C" && p != "M" && p != "N" && p != "K" &&
-        p != "M32" && p != "N32" && p != "K32") {
-      kernel->problem = "unknown parameter " + p;
-      return;
-    }
-
-  std::string data;
-  std::string path = image[0] == '/' ? image : dir + "/" + image;
-  if (!readFile(path, data)) {
-    kernel->problem = "cannot read " + path;
-    return;
-  }
-  data.push_back('\0'); // PTX must be a C string; cubins ignore the byte.
-  char log[8192] = {0};
-  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void *values[] = {log, reinterpret_cast<void *>(sizeof(log) - 1)};
-  CUmodule module = nullptr;
-  CUresult r = cuModuleLoadDataEx(&module, data.data(), 2, options, values);
-  if (r != CUDA_SUCCESS) {
-    kernel->problem = driverError("cuModuleLoadDataEx", r);
-    if (log[0])
-      std::fprintf(stderr, "%s: JIT log:\n%s\n", path.c_str(), log);
-    return;
-  }
-  r = cuModuleGetFunction(&kernel->function, module, name.c_str());
-  if (r != CUDA_SUCCESS) {
-    kernel->problem = driverError(("cuModuleGetFunction " + name).c_str(), r);
-    return;
-  }
-  if (kernel->sharedBytes > 48 * 1024) {
-    r = cuFuncSetAttribute(kernel->function,
-                           CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                           int(kernel->sharedBytes));
-    if (r != CUDA_SUCCESS)
-      kernel->problem = driverError("cuFuncSetAttribute", r);
-  }
+  if (count)
+    *count = launches.size();
+  launches.clear();
+  return total;
 }
 } // namespace
 
-std::vector<HotKernel *> loadHotKernels(const std::string &dir) {
-  std::vector<HotKernel *> kernels;
+/// From libhot_cuda_runtime.so; calling it also keeps the library a
+/// dependency of this executable (the modules need its other functions).
+extern "C" void mgpuSetDefaultDevice(int32_t device);
+
+//===----------------------------------------------------------------------===//
+// Interposed runtime entry points
+//===----------------------------------------------------------------------===//
+
+extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
+                              bool isHostShared) {
+  using Fn = void *(*)(uint64_t, void *, bool);
+  static auto real = reinterpret_cast<Fn>(realEntry("mgpuMemAlloc"));
+  void *ptr = real(sizeBytes, stream, isHostShared);
+  if (poisoning && ptr && sizeBytes >= 4) {
+    poisonOutput(ptr, Shape{nullptr, int64_t(sizeBytes / 4), 1, 1});
+    // The memset runs on the legacy default stream, the step's kernels on the
+    // runtime's non-blocking streams: no implicit order between them.
+    CUresult r = cuCtxSynchronize();
+    if (r != CUDA_SUCCESS) {
+      std::fprintf(stderr, "hot-gpu-bench: cuCtxSynchronize failed (%d)\n",
+                   int(r));
+      std::exit(1);
+    }
+  }
+  return ptr;
+}
+
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
+                                 size_t paramsCount) {
+  using Fn = void (*)(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+                      intptr_t, int32_t, void *, void **, void **, size_t);
+  static auto real = reinterpret_cast<Fn>(realEntry("mgpuLaunchKernel"));
+  if (!recording) {
+    real(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream,
+         params, extra, paramsCount);
+    return;
+  }
+  Launch l;
+  cuEventCreate(&l.start, CU_EVENT_DEFAULT);
+  cuEventCreate(&l.stop, CU_EVENT_DEFAULT);
+  cuEventRecord(l.start, static_cast<CUstream>(stream));
+  real(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem, stream,
+       params, extra, paramsCount);
+  cuEventRecord(l.stop, static_cast<CUstream>(stream));
+  launches.push_back(l);
+}
+
+//===----------------------------------------------------------------------===//
+// Descriptions and rows
+//===----------------------------------------------------------------------===//
+
+struct HotModule {
+  std::map<std::string, std::string> keys;
+  std::string problem; ///< why it cannot run, empty if it can
+  void *symbol = nullptr;
+
+  std::string get(const char *key) const {
+    auto it = keys.find(key);
+    return it == keys.end() ? "" : it->second;
+  }
+  int64_t number(const char *key) const { return std::atoll(get(key).c_str()); }
+};
+
+namespace {
+/// Reads `key = value` lines; `#` starts a comment line.
+std::map<std::string, std::string> readKeys(const std::string &path) {
+  std::map<std::string, std::string> keys;
+  std::ifstream in(path);
+  auto trim = [](std::string s) {
+    size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  for (std::string line; std::getline(in, line);) {
+    size_t eq = line.find('=');
+    if (line.empty() || line[0] == '#' || eq == std::string::npos)
+      continue;
+    keys[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
+  }
+  return keys;
+}
+
+/// Times `step` (a synchronous host call): `warmup` calls, then the median
+/// wall time and the median of the summed kernel times of `reps` calls.
+void timeStep(const std::function<void()> &step, double &wallMs,
+              double &kernelMs, size_t &kernels, int warmup = 3,
+              int reps = 15) {
+  for (int i = 0; i < warmup; ++i)
+    step();
+  std::vector<double> walls, sums;
+  recording = true;
+  for (int i = 0; i < reps; ++i) {
+    takeKernelMs();
+    auto t0 = std::chrono::steady_clock::now();
+    step();
+    auto t1 = std::chrono::steady_clock::now();
+    walls.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    sums.push_back(takeKernelMs(&kernels));
+  }
+  recording = false;
+  std::sort(walls.begin(), walls.end());
+  std::sort(sums.begin(), sums.end());
+  wallMs = walls[reps / 2];
+  kernelMs = sums[reps / 2];
+}
+
+/// The wall-time row and the kernels-only row of one module.
+std::vector<Row> stepRows(const HotModule *module, const std::string &group,
+                          const std::string &shape, double flops,
+                          const char *unit, double relError,
+                          long long unwritten,
+                          const std::function<void()> &step) {
+  double wall = 0, kernel = 0;
+  size_t count = 0;
+  timeStep(step, wall, kernel, count);
+  Row w, k;
+  w.group = k.group = group;
+  w.shape = k.shape = shape;
+  w.impl = "hot " + module->get("library") + " (host call, wall)";
+  k.impl = "hot " + module->get("library") + " (kernels only)";
+  w.ms = wall;
+  k.ms = kernel;
+  w.rate = flops / (wall * 1e-3) / 1e12;
+  k.rate = flops / (kernel * 1e-3) / 1e12;
+  w.rateUnit = k.rateUnit = unit;
+  w.relError = k.relError = relError;
+  w.unwritten = k.unwritten = unwritten;
+  k.note = std::to_string(count) + " launches";
+  w.note = "incl. managed allocations, stream per launch";
+  return {w, k};
+}
+} // namespace
+
+std::vector<HotModule *> loadHotModules(const std::string &dir) {
+  std::vector<HotModule *> modules;
   DIR *d = opendir(dir.c_str());
   if (!d)
-    return kernels;
+    return modules;
   std::vector<std::string> names;
   while (dirent *entry = readdir(d)) {
     std::string file = entry->d_name;
-    if (file.size() > 5 && file.compare(file.size() - 5, 5, ".json") == 0)
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".txt") == 0)
       names.push_back(file);
   }
   closedir(d);
   std::sort(names.begin(), names.end());
-  // The driver API needs the context the runtime API made current.
+  // The runtime's primary context is the one the runtime API made current.
   CUDA_CHECK(cudaFree(nullptr));
+  mgpuSetDefaultDevice(0);
   for (const std::string &file : names) {
-    auto *kernel = new HotKernel;
-    kernel->label = "hot " + file;
-    std::string text, error;
-    std::map<std::string, JsonValue> json;
-    if (!readFile(dir + "/" + file, text) || !parseFlatJson(text, json, error))
-      kernel->problem = file + ": " + (error.empty() ? "unreadable" : error);
-    else
-      describe(kernel, dir, json);
-    kernels.push_back(kernel);
+    auto *module = new HotModule;
+    module->keys = readKeys(dir + "/" + file);
+    std::string lib = dir + "/" + module->get("library");
+    // RTLD_LOCAL: every module has its own copies of the same kernel symbols.
+    void *handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+      module->problem = std::string("dlopen: ") + dlerror();
+    else if (!(module->symbol = dlsym(handle, module->get("symbol").c_str())))
+      module->problem = "no symbol " + module->get("symbol");
+    modules.push_back(module);
   }
-  return kernels;
+  return modules;
 }
 
-Row runHotKernel(HotKernel *kernel, Operands &ops) {
-  const Shape &s = ops.shape;
-  Row row;
-  row.group = s.name;
-  row.shape = shapeString(s);
-  row.impl = kernel->label;
-  if (!kernel->problem.empty()) {
-    row.note = kernel->problem;
-    return row;
-  }
-  if (s.m % kernel->divides[0] || s.n % kernel->divides[1] ||
-      s.k % kernel->divides[2]) {
-    row.note = "shape not supported (divides " +
-               std::to_string(kernel->divides[0]) + "," +
-               std::to_string(kernel->divides[1]) + "," +
-               std::to_string(kernel->divides[2]) + ")";
-    return row;
-  }
+const HotModule *findHotModule(const std::vector<HotModule *> &modules,
+                               const char *kind, const std::string &layer,
+                               const Shape *shape) {
+  for (const HotModule *m : modules)
+    if (m->get("kind") == kind && m->get("layer") == layer &&
+        (!shape || (m->number("m") == shape->m && m->number("n") == shape->n &&
+                    m->number("k") == shape->k)))
+      return m;
+  return nullptr;
+}
 
-  // Parameter values live here; the driver reads them through `args`.
-  CUdeviceptr a = reinterpret_cast<CUdeviceptr>(ops.a8d),
-              b = reinterpret_cast<CUdeviceptr>(ops.b8d),
-              c = reinterpret_cast<CUdeviceptr>(ops.c);
-  int64_t m = s.m, n = s.n, k = s.k;
-  int32_t m32 = int32_t(s.m), n32 = int32_t(s.n), k32 = int32_t(s.k);
-  std::vector<void *> args;
-  for (const std::string &p : kernel->params)
-    args.push_back(p == "A"     ? static_cast<void *>(&a)
-                   : p == "B"   ? static_cast<void *>(&b)
-                   : p == "C"   ? static_cast<void *>(&c)
-                   : p == "M"   ? static_cast<void *>(&m)
-                   : p == "N"   ? static_cast<void *>(&n)
-                   : p == "K"   ? static_cast<void *>(&k)
-                   : p == "M32" ? static_cast<void *>(&m32)
-                   : p == "N32" ? static_cast<void *>(&n32)
-                                : static_cast<void *>(&k32));
-  unsigned gridX = unsigned((s.n + kernel->tileN - 1) / kernel->tileN);
-  unsigned gridY = unsigned((s.m + kernel->tileM - 1) / kernel->tileM);
-  auto launch = [&] {
-    CUresult r =
-        cuLaunchKernel(kernel->function, gridX, gridY, 1, kernel->block[0],
-                       kernel->block[1], kernel->block[2], kernel->sharedBytes,
-                       /*hStream=*/nullptr, args.data(), nullptr);
-    if (r != CUDA_SUCCESS) {
-      std::fprintf(stderr, "%s\n", driverError("cuLaunchKernel", r).c_str());
-      std::exit(1);
-    }
+std::vector<Row> runHotGemm(const HotModule *module, Operands &ops) {
+  const Shape &s = ops.shape;
+  if (!module->problem.empty()) {
+    Row r;
+    r.group = s.name;
+    r.shape = shapeString(s);
+    r.impl = "hot " + module->get("library");
+    r.note = module->problem;
+    return {r};
+  }
+  auto fn = reinterpret_cast<GemmFn>(module->symbol);
+  MemRef<2> a = wrap<2>(ops.a8d, {s.m, s.k}), b = wrap<2>(ops.b8d, {s.n, s.k});
+  MemRef<2> c;
+  // The check: every buffer the step allocates is poisoned first.
+  poisoning = true;
+  fn(&c, &a, &b);
+  poisoning = false;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::string why;
+  void *data = denseData(c, sizeof(int32_t), why);
+  if (!data || c.sizes[0] != s.m || c.sizes[1] != s.n) {
+    Row r;
+    r.group = s.name;
+    r.shape = shapeString(s);
+    r.impl = "hot " + module->get("library");
+    r.note = why.empty() ? "returned memref has another shape" : why;
+    return {r};
+  }
+  CheckResult check =
+      checkOutput(data, OutType::I32, s,
+                  [&](int64_t i, int64_t j) { return referenceI8(ops, i, j); });
+  CUDA_CHECK(cudaFree(c.allocated));
+  return stepRows(module, s.name, shapeString(s), s.flops(), "TOPS",
+                  check.relError, check.unwritten, [&] {
+                    MemRef<2> out;
+                    fn(&out, &a, &b);
+                    CUDA_CHECK(cudaFree(out.allocated));
+                  });
+}
+
+std::vector<Row> runHotLayer(const HotModule *module, const char *group) {
+  int64_t batch = module->number("batch"), tokens = module->number("tokens"),
+          o = module->number("out"), in = module->number("in");
+  int64_t n = batch * tokens;
+  std::string shape = "N " + std::to_string(n) + ", O " + std::to_string(o) +
+                      ", I " + std::to_string(in);
+  double flops = 2.0 * 2.0 * double(n) * o * in; // gx and gw, unrewritten
+  if (!module->problem.empty()) {
+    Row r;
+    r.group = group;
+    r.shape = shape;
+    r.impl = "hot " + module->get("library");
+    r.note = module->problem;
+    return {r};
+  }
+  std::vector<float> x, w, gy;
+  fillUniform(x, size_t(n) * in);
+  fillUniform(w, size_t(o) * in);
+  fillUniform(gy, size_t(n) * o);
+  // Managed memory: the step's host code may read its arguments too.
+  auto managed = [](const std::vector<float> &host) {
+    float *p = nullptr;
+    CUDA_CHECK(cudaMallocManaged(&p, host.size() * sizeof(float)));
+    std::copy(host.begin(), host.end(), p);
+    return p;
   };
-  // f32 output: the kernel converts the exact i32 sum, so the same reference.
-  measureGemm(row, ops, kernel->outType, referenceI8, launch, "TOPS");
-  return row;
+  float *xd = managed(x), *wd = managed(w), *gyd = managed(gy);
+  MemRef<3> xm = wrap<3>(xd, {batch, tokens, in}),
+            gym = wrap<3>(gyd, {batch, tokens, o});
+  MemRef<2> wm = wrap<2>(wd, {o, in});
+  auto fn = reinterpret_cast<LayerFn>(module->symbol);
+
+  LayerResults res;
+  poisoning = true;
+  fn(&res, &xm, &wm, &gym, /*seed=*/1234);
+  poisoning = false;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  // Against the exact products gy·W and gyᵀ·x: HOT's own error (quantization,
+  // HLA), not only the kernels'.
+  Shape gxShape{group, n, in, o}, gwShape{group, o, in, n};
+  std::string why;
+  void *gxData = denseData(res.gx, sizeof(float), why);
+  void *gwData = denseData(res.gw, sizeof(float), why);
+  if (!gxData || !gwData || res.gx.sizes[0] != n || res.gx.sizes[1] != in ||
+      res.gw.sizes[0] != o || res.gw.sizes[1] != in) {
+    Row r;
+    r.group = group;
+    r.shape = shape;
+    r.impl = "hot " + module->get("library");
+    r.note = why.empty() ? "returned memrefs have other shapes" : why;
+    return {r};
+  }
+  CheckResult cx =
+      checkOutput(gxData, OutType::F32, gxShape, [&](int64_t i, int64_t j) {
+        double sum = 0;
+        for (int64_t k = 0; k < o; ++k)
+          sum += double(gy[i * o + k]) * w[k * in + j];
+        return sum;
+      });
+  CheckResult cw =
+      checkOutput(gwData, OutType::F32, gwShape, [&](int64_t i, int64_t j) {
+        double sum = 0;
+        for (int64_t k = 0; k < n; ++k)
+          sum += double(gy[k * o + i]) * x[k * in + j];
+        return sum;
+      });
+  CUDA_CHECK(cudaFree(res.gx.allocated));
+  CUDA_CHECK(cudaFree(res.gw.allocated));
+  std::vector<Row> rows = stepRows(module, group, shape, flops, "TFLOP/s",
+                                   std::max(cx.relError, cw.relError),
+                                   cx.unwritten + cw.unwritten, [&] {
+                                     LayerResults r;
+                                     fn(&r, &xm, &wm, &gym, 1234);
+                                     CUDA_CHECK(cudaFree(r.gx.allocated));
+                                     CUDA_CHECK(cudaFree(r.gw.allocated));
+                                   });
+  char note[96];
+  std::snprintf(note, sizeof(note), "; rel. error gx %.3g, gw %.3g",
+                cx.relError, cw.relError);
+  for (Row &r : rows)
+    r.note += note;
+  for (float *p : {xd, wd, gyd})
+    CUDA_CHECK(cudaFree(p));
+  return rows;
 }

@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Usage: hot-gpu-bench [KERNEL_DIR [EXTRA_DIR...]]. Prints one markdown
+// Usage: hot-gpu-bench [KERNEL_DIR]. Prints one markdown
 // table: device copy bandwidth, then for each backward GEMM of a ViT-B layer
-// (64 images of 197 tokens) cuBLAS FP32 / TF32 / BF16, cuBLASLt int8, the
-// project's kernels described in KERNEL_DIR ("not built" when it has none) and
-// those of the EXTRA_DIRs (README.md).
+// (64 images of 197 tokens) cuBLAS FP32 / TF32 / BF16, cuBLASLt int8 and the
+// project's modules lowered by export.py into KERNEL_DIR ("not built" when it
+// has none), then each layer's HOT backward against cuBLAS (README.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,11 +33,7 @@ int main(int argc, char **argv) {
   std::vector<Row> rows = measureCopies(size_t(1) << 30);
 
   Libraries *libs = createLibraries();
-  std::vector<HotKernel *> kernels = loadHotKernels(kernelDir);
-  bool built = !kernels.empty();
-  for (int i = 2; i < argc; ++i)
-    for (HotKernel *kernel : loadHotKernels(argv[i]))
-      kernels.push_back(kernel);
+  std::vector<HotModule *> modules = loadHotModules(kernelDir);
 
   // ViT-B: (out, in) features of the four linear layers of a block.
   struct Layer {
@@ -49,38 +45,79 @@ int main(int argc, char **argv) {
                           {"fc1", 3072, 768},
                           {"fc2", 768, 3072}};
   const int64_t tokens = 64 * 197;
+  // HLA keeps 8 of every 16 tokens of an image (197 -> 101).
+  const int64_t hlaTokens = 64 * 101;
 
+  auto notBuilt = [&](const Shape &shape) {
+    Row r;
+    r.group = shape.name;
+    r.shape = shapeString(shape);
+    r.impl = "hot (bench/gpu/export.py)";
+    r.note = "not built";
+    return r;
+  };
   for (const Layer &layer : layers) {
-    // gx = gy·W: [N,O]x[O,I]; gw = gyᵀ·x: [O,N]x[N,I].
-    std::string gxName = std::string(layer.name) + " gx";
-    std::string gwName = std::string(layer.name) + " gw";
-    const Shape shapes[] = {{nullptr, tokens, layer.in, layer.out},
-                            {nullptr, layer.out, layer.in, tokens}};
-    const std::string *names[] = {&gxName, &gwName};
-    for (int p = 0; p < 2; ++p) {
-      Shape shape = shapes[p];
-      shape.name = names[p]->c_str();
+    // gx = gy·W: [N,O]x[O,I]; gw = gyᵀ·x: [O,N]x[N,I], and HOT's gw after
+    // HLA, [O,N']x[N',I].
+    std::string names[] = {std::string(layer.name) + " gx",
+                           std::string(layer.name) + " gw",
+                           std::string(layer.name) + " gw (HLA)"};
+    const Shape shapes[] = {{names[0].c_str(), tokens, layer.in, layer.out},
+                            {names[1].c_str(), layer.out, layer.in, tokens},
+                            {names[2].c_str(), layer.out, layer.in, hlaTokens}};
+    double floatMs[3] = {0, 0, 0}; // FP32, TF32, BF16: gx + gw
+    for (int p = 0; p < 3; ++p) {
+      const Shape &shape = shapes[p];
       Operands ops;
       makeOperands(ops, shape);
       size_t first = rows.size();
-      for (Row &r : runCublasFloat(libs, ops))
-        rows.push_back(r);
+      if (p < 2) {
+        std::vector<Row> floats = runCublasFloat(libs, ops);
+        for (size_t v = 0; v < floats.size() && v < 3; ++v)
+          floatMs[v] += floats[v].ms;
+        for (Row &r : floats)
+          rows.push_back(r);
+      }
       Row int8 = runCublasLtInt8(libs, ops);
       rows.push_back(int8);
-      if (!built) {
-        Row r;
-        r.group = shape.name;
-        r.shape = shapeString(shape);
-        r.impl = "hot int8 (hot-opt --hot-lower-to-nvvm)";
-        r.note = "not built";
-        rows.push_back(r);
+      if (p != 1) {
+        const HotModule *m =
+            findHotModule(modules, "gemm", layer.name, &shape);
+        if (!m)
+          rows.push_back(notBuilt(shape));
+        else
+          for (Row &r : runHotGemm(m, ops))
+            rows.push_back(r);
       }
-      for (HotKernel *kernel : kernels)
-        rows.push_back(runHotKernel(kernel, ops));
       for (size_t i = first; i < rows.size(); ++i)
         if (int8.ms > 0 && rows[i].ms > 0)
           rows[i].vsInt8 = int8.ms / rows[i].ms;
       freeOperands(ops);
+    }
+    // One layer's backward: cuBLAS gx + gw against HOT's as generated.
+    std::string group = std::string(layer.name) + " backward";
+    const char *floatNames[] = {"cuBLAS FP32 gx + gw", "cuBLAS TF32 gx + gw",
+                                "cuBLAS BF16 gx + gw"};
+    for (int v = 0; v < 3; ++v) {
+      Row r;
+      r.group = group;
+      r.shape = "N " + std::to_string(tokens);
+      r.impl = floatNames[v];
+      r.ms = floatMs[v];
+      rows.push_back(r);
+    }
+    const HotModule *m = findHotModule(modules, "layer", layer.name, nullptr);
+    if (!m) {
+      Shape s{group.c_str(), tokens, layer.in, layer.out};
+      rows.push_back(notBuilt(s));
+      continue;
+    }
+    for (Row r : runHotLayer(m, group.c_str())) {
+      char ratio[96];
+      std::snprintf(ratio, sizeof(ratio), "; vs FP32 %.2fx, TF32 %.2fx, BF16 %.2fx",
+                    floatMs[0] / r.ms, floatMs[1] / r.ms, floatMs[2] / r.ms);
+      r.note += ratio;
+      rows.push_back(r);
     }
   }
   destroyLibraries(libs);

@@ -101,6 +101,18 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     operands. Hopper (sm_90) has no INT4 tensor cores, so 4-bit operands use
     s8 there. A remark on each product states the choice and why.
 
+    With `hadamard-quantize` (default), a maxabs `per_row` or `per_tensor`
+    `hot.quantize` (of a `hot.hadamard` along dim 1, fused, or of any f32
+    matrix) becomes warp-per-row kernels: the block butterfly in registers
+    and `gpu.shuffle xor` in docs/numerics.md's order, the row's max|y| by a
+    shuffle reduction (per tensor: a first kernel of per-warp partial maxima),
+    nearest or stochastic rounding with the CPU path's hash. With `lowrank`
+    (default), an f32 `hot.lowrank` becomes a kernel with one thread per
+    channel and token block that runs the butterfly in registers and stores
+    the kept rows. Both are bit-identical to convert-hot-to-linalg; other
+    forms (sawb, per_col, hadamard along dim 0, larger blocks) stay for the
+    generic path, with a remark saying why.
+
     Host side, operands become `bufferization.to_buffer`s, the result a
     `memref.alloc` read back with `bufferization.to_tensor restrict writable`,
     so the module still bufferizes with one-shot-bufferize. Dynamic shapes
@@ -156,18 +168,86 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     Option<"int4", "int4", "bool", /*default=*/"true",
            "Use s4 m16n8k64 MMA for operands on a 4-bit grid where the chip "
            "has INT4 tensor cores">,
+    Option<"hadamardQuantize", "hadamard-quantize", "bool",
+           /*default=*/"true",
+           "Lower maxabs per_row / per_tensor hot.quantize (fused with a "
+           "hot.hadamard along dim 1 feeding it) to warp-shuffle kernels">,
+    Option<"lowRank", "lowrank", "bool", /*default=*/"true",
+           "Lower f32 hot.lowrank (block <= 32) to a register-butterfly "
+           "kernel">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",
     "mlir::bufferization::BufferizationDialect",
     "mlir::gpu::GPUDialect",
     "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect",
     "mlir::nvgpu::NVGPUDialect",
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
     "mlir::vector::VectorDialect",
   ];
+}
+
+//===----------------------------------------------------------------------===//
+// hot-allocate-managed-memory
+//===----------------------------------------------------------------------===//
+
+def AllocateManagedMemoryPass
+    : Pass<"hot-allocate-managed-memory", "mlir::func::FuncOp"> {
+  let summary = "Allocate the buffers of host functions in CUDA managed memory "
+                "so that GPU kernels can read and write them";
+  let description = [{
+    After bufferization and the mapping of loops to `gpu.launch`, the buffers
+    of a host function are plain `memref.alloc`s: host memory that a kernel
+    cannot touch. This pass makes every such buffer device-accessible:
+
+    - `memref.alloc` (identity layout, default memory space) becomes
+      `gpu.alloc host_shared`, managed memory (`cuMemAllocManaged`) that both
+      the host code and the kernels use;
+    - `memref.dealloc` of such a buffer becomes a `gpu.dealloc` chained
+      between `gpu.wait`s, the only form upstream's `gpu-to-llvm` lowers (a
+      `host_shared` allocation, on the contrary, must not be async);
+    - `memref.copy` becomes `linalg.copy`, so that the pipeline's mapping of
+      linalg ops to parallel loops and kernels runs it on the device (a host
+      copy would migrate managed pages, and a strided one would call the
+      runner utils' `memrefCopy`);
+    - `memref.get_global` of a constant global (a bufferized constant tensor
+      lives in host memory) is replaced by a managed copy made at function
+      entry with a host `memref.copy` (a memcpy once lowered) and freed
+      before each `func.return`, one copy per global and function; a
+      returned copy belongs to the caller. A mutable global stays in host
+      memory, with a remark: a copy would lose its writes.
+
+    The pipeline runs it right after bufferization, before any loop becomes a
+    kernel; ops inside `gpu.launch` bodies and `gpu.module`s are left alone.
+    The rewrite is one walk: the rest of the function is not folded.
+
+    The caller's contract: function arguments must be device-accessible
+    (managed memory, or host memory registered with `mgpuMemHostRegister`),
+    and returned memrefs are managed memory, freed with `mgpuMemFree`.
+
+    Example:
+
+    ```mlir
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64x32xi8>
+    ...
+    memref.dealloc %a : memref<64x32xi8>
+    ```
+
+    becomes
+
+    ```mlir
+    %a = gpu.alloc host_shared () : memref<64x32xi8>
+    ...
+    %t0 = gpu.wait async
+    %t1 = gpu.dealloc async [%t0] %a : memref<64x32xi8>
+    gpu.wait [%t1]
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect",
+                           "mlir::linalg::LinalgDialect"];
 }
 
 #endif // HOT_CONVERSION_PASSES_TD

@@ -6,11 +6,13 @@
 
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/Passes.h"
+#include "hot/Conversion/TransformKernels.h"
 #include "hot/Dialect/Hot/HotOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -72,7 +74,23 @@ struct ConvertHotToGPUPass
     for (IntMatmulOp op : matmuls)
       failedAny |= failed(lowerIntMatmulToGPU(rewriter, op, options));
     if (failedAny)
-      signalPassFailure();
+      return signalPassFailure();
+
+    // The transforms after the products: a product's s4 decision reads the
+    // hot.quantize that feeds it. Ops left here go the generic path.
+    TransformsToGPUOptions transforms;
+    if (hadamardQuantize) {
+      SmallVector<QuantizeOp> quantizes;
+      module.walk([&](QuantizeOp op) { quantizes.push_back(op); });
+      for (QuantizeOp op : quantizes)
+        (void)lowerHadamardQuantizeToGPU(rewriter, op, transforms);
+    }
+    if (lowRank) {
+      SmallVector<LowRankOp> lowRanks;
+      module.walk([&](LowRankOp op) { lowRanks.push_back(op); });
+      for (LowRankOp op : lowRanks)
+        (void)lowerLowRankToGPU(rewriter, op, transforms);
+    }
   }
 };
 

@@ -57,6 +57,9 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Host buffers in managed memory and copies as linalg ops, so that the
+  // kernels can use every buffer.
+  pm.addNestedPass<func::FuncOp>(createAllocateManagedMemoryPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# ===- export.py - Lower the benchmark's HOT modules for bench/gpu --------===#
+#
+# Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+#
+# ===----------------------------------------------------------------------===#
+"""Writes bench/gpu/kernels/: for each ViT-B linear layer, three modules with
+hot ops lowered by `hot-opt --hot-lower-to-nvvm` (kernels embedded as a fatbin,
+host code as x86-64 Linux shared objects that call libhot_cuda_runtime.so's
+mgpu* functions) and a `key = value` description of each (README.md).
+
+Run it on a machine with LLVM 22 and the CUDA toolkit (not on the GPU
+machine):  bench/gpu/export.py [--hot-opt build/bin/hot-opt] [--chip sm_90]
+"""
+
+import argparse
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+
+# ViT-B, a batch of 64 images of 197 tokens; HLA keeps 8 of each 16 tokens
+# (12 blocks and a tail of 5 -> 101 rows per image).
+BATCH, TOKENS, HLA_TOKENS = 64, 197, 101
+LAYERS = [("qkv", 2304, 768), ("proj", 768, 768), ("fc1", 3072, 768),
+          ("fc2", 768, 3072)]
+
+
+def gemm_module(name, m, n, k):
+    """C[M,N] = A[M,K] · B[N,K]ᵀ on i8 -> i32: the harness's TN layout."""
+    return f"""
+func.func @{name}(%a: tensor<{m}x{k}xi8>, %b: tensor<{n}x{k}xi8>)
+    -> tensor<{m}x{n}xi32> attributes {{llvm.emit_c_interface}} {{
+  %c = hot.int_matmul %a, %b transposed
+      : tensor<{m}x{k}xi8>, tensor<{n}x{k}xi8> -> tensor<{m}x{n}xi32>
+  return %c : tensor<{m}x{n}xi32>
+}}
+"""
+
+
+def layer_module(name, o, i):
+    """A linear layer's backward (gx = gy·W, gw = gyᵀ·x) in f32, for
+    hot-rewrite-backward-matmuls to rewrite as HOT does by default."""
+    n = BATCH * TOKENS
+    return f"""
+func.func @{name}(%x3: tensor<{BATCH}x{TOKENS}x{i}xf32>, %w: tensor<{o}x{i}xf32>,
+                  %gy3: tensor<{BATCH}x{TOKENS}x{o}xf32>)
+    -> (tensor<{n}x{i}xf32>, tensor<{o}x{i}xf32>) attributes {{llvm.emit_c_interface}} {{
+  %cst = arith.constant 0.0 : f32
+  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<{BATCH}x{TOKENS}x{i}xf32> into tensor<{n}x{i}xf32>
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<{BATCH}x{TOKENS}x{o}xf32> into tensor<{n}x{o}xf32>
+  %e2 = tensor.empty() : tensor<{n}x{i}xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<{n}x{i}xf32>) -> tensor<{n}x{i}xf32>
+  %gx = linalg.matmul ins(%gy, %w : tensor<{n}x{o}xf32>, tensor<{o}x{i}xf32>) outs(%z2 : tensor<{n}x{i}xf32>) -> tensor<{n}x{i}xf32>
+  %e3 = tensor.empty() : tensor<{o}x{n}xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<{n}x{o}xf32>) outs(%e3 : tensor<{o}x{n}xf32>) permutation = [1, 0]
+  %e4 = tensor.empty() : tensor<{o}x{i}xf32>
+  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<{o}x{i}xf32>) -> tensor<{o}x{i}xf32>
+  %gw = linalg.matmul ins(%gyt, %x : tensor<{o}x{n}xf32>, tensor<{n}x{i}xf32>) outs(%z4 : tensor<{o}x{i}xf32>) -> tensor<{o}x{i}xf32>
+  return %gx, %gw : tensor<{n}x{i}xf32>, tensor<{o}x{i}xf32>
+}}
+"""
+
+
+def run(cmd, **kwargs):
+    result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        sys.exit(f"export.py: {' '.join(map(str, cmd))} failed:\n"
+                 f"{result.stderr[-4000:]}")
+    return result.stdout
+
+
+def lower(args, source, passes, out_so, tmp):
+    """hot-opt -> mlir-translate -> clang: a shared object with the host code
+    and the embedded kernel images."""
+    mlir = tmp / (out_so.stem + ".mlir")
+    mlir.write_text(source)
+    llvm_mlir = tmp / (out_so.stem + ".llvm.mlir")
+    run([args.hot_opt, mlir, *passes, "--mlir-disable-threading", "-o",
+         llvm_mlir])
+    ll = tmp / (out_so.stem + ".ll")
+    run([args.mlir_translate, "--mlir-to-llvmir", llvm_mlir, "-o", ll])
+    obj = tmp / (out_so.stem + ".o")
+    run([args.clang, "-O2", "-fPIC", "-c", "-x", "ir", ll, "-o", obj])
+    # The mgpu* functions come from libhot_cuda_runtime.so, loaded by the
+    # harness before this object; everything else must resolve in libc.
+    run([args.clang, "-shared", "-fuse-ld=lld", obj, "-o", out_so])
+    undefined = run(["nm", "-D", "--undefined-only", out_so]).split()
+    names = [s for s in undefined if s not in ("U", "w")]
+    unknown = [s for s in names if not s.startswith("mgpu")
+               and s.split("@")[0] not in ("malloc", "free", "memcpy",
+                                           "memset", "abort", "aligned_alloc",
+                                           "__cxa_finalize",
+                                           "_ITM_registerTMCloneTable",
+                                           "_ITM_deregisterTMCloneTable",
+                                           "__gmon_start__")]
+    if unknown:
+        sys.exit(f"export.py: {out_so.name} needs unexpected symbols: "
+                 f"{unknown}")
+    return sorted(set(s.split("@")[0] for s in names))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hot-opt", default=os.environ.get(
+        "HOT_OPT", str(ROOT / "build" / "bin" / "hot-opt")))
+    parser.add_argument("--mlir-translate", default="mlir-translate-22")
+    parser.add_argument("--clang", default="clang-22")
+    parser.add_argument("--chip", default="sm_90")
+    parser.add_argument("--format", default="fatbin",
+                        choices=["isa", "bin", "fatbin"])
+    parser.add_argument("--out", default=str(HERE / "kernels"))
+    parser.add_argument("--only", default="",
+                        help="comma-separated layer names (default: all)")
+    args = parser.parse_args()
+
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in list(out.glob("*.so")) + list(out.glob("*.txt")):
+        stale.unlink()
+    lower_to_nvvm = (f"--hot-lower-to-nvvm=chip={args.chip} "
+                     f"format={args.format}")
+    only = set(filter(None, args.only.split(",")))
+    n, n_hla = BATCH * TOKENS, BATCH * HLA_TOKENS
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp = pathlib.Path(tmp_dir)
+        for layer, o, i in LAYERS:
+            if only and layer not in only:
+                continue
+            entries = [
+                ("gemm", f"gx_{layer}", (n, i, o), "gx = gy·W"),
+                ("gemm", f"gw_{layer}", (o, i, n_hla), "gw = gyᵀ·x after HLA"),
+            ]
+            for kind, name, (m, nn, k), what in entries:
+                so = out / f"{name}.so"
+                needs = lower(args, gemm_module(name, m, nn, k),
+                              [lower_to_nvvm], so, tmp)
+                (out / f"{name}.txt").write_text(
+                    f"# {what}: hot.int_matmul lowered by hot-opt "
+                    f"{lower_to_nvvm}\n"
+                    f"kind = gemm\nlayer = {layer}\n"
+                    f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
+                    f"m = {m}\nn = {nn}\nk = {k}\n"
+                    f"needs = {' '.join(needs)}\n")
+                print(f"export.py: {so.name} {so.stat().st_size} bytes")
+            name = f"layer_{layer}"
+            so = out / f"{name}.so"
+            needs = lower(args, layer_module(name, o, i),
+                          ["--hot-rewrite-backward-matmuls=remarks=false",
+                           lower_to_nvvm], so, tmp)
+            (out / f"{name}.txt").write_text(
+                f"# one layer's backward (gx, gw) rewritten by "
+                f"hot-rewrite-backward-matmuls (defaults), lowered by "
+                f"hot-opt {lower_to_nvvm}\n"
+                f"kind = layer\nlayer = {layer}\n"
+                f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
+                f"batch = {BATCH}\ntokens = {TOKENS}\n"
+                f"out = {o}\nin = {i}\n"
+                f"needs = {' '.join(needs)}\n")
+            print(f"export.py: {so.name} {so.stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()

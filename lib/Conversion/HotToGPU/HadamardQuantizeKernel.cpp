@@ -1,0 +1,373 @@
+//===- HadamardQuantizeKernel.cpp - Fused block Hadamard + quantize -------===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+// Builds the gpu.funcs of hot.quantize(hot.hadamard(x, dim 1)) with maxabs
+// scales. One warp owns one row at a time. A row is read in chunks of
+// 32 * V elements (V = vector width): lane l holds elements
+// chunk + l * V + [0, V) of it. Element j sits at position t = j mod b of
+// its Hadamard block, and bit s of t is
+//   - bit s of the register index e, for 2^s < V (the stage stays in
+//     registers), or
+//   - bit (s - log2 V) of the lane, otherwise (the partner value comes from
+//     gpu.shuffle xor 2^s / V; lanes of one block are in the same warp
+//     because b / V <= 32 divides 32).
+// Stages run lowest bit first, and the element with bit s clear computes
+// lo + hi, the other lo - hi, then every value is multiplied by c_b: the
+// exact operations of docs/numerics.md, so the results equal the CPU path's.
+// The row is transformed twice, once for max|y| and once to quantize, rather
+// than kept in registers: any row length fits without spilling.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Conversion/HotToLinalg.h"
+#include "hot/Conversion/TransformKernels.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::hot;
+
+static constexpr int64_t kWarpSize = 32;
+
+std::string HadamardQuantizeKernelSpec::getKernelName() const {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << "hot_hadamard_";
+  switch (stage) {
+  case HadamardQuantizeStage::Row:
+    os << "quantize_row_";
+    break;
+  case HadamardQuantizeStage::AbsMax:
+    os << "absmax_";
+    break;
+  case HadamardQuantizeStage::Tensor:
+    os << "quantize_tensor_";
+    break;
+  }
+  os << m << "x" << n << "_b" << block << "_v" << vectorWidth << "_w"
+     << warpsPerBlock;
+  if (stage != HadamardQuantizeStage::Row)
+    os << "_p" << numPartials();
+  if (stage != HadamardQuantizeStage::AbsMax)
+    os << "_q" << qmax << (stochastic ? "_stochastic" : "_nearest");
+  return name;
+}
+
+namespace {
+
+/// Emits the body of one kernel of the family.
+class HadamardQuantizeEmitter {
+public:
+  HadamardQuantizeEmitter(ImplicitLocOpBuilder &b,
+                          const HadamardQuantizeKernelSpec &spec,
+                          gpu::GPUFuncOp func)
+      : b(b), spec(spec), args(func.getArguments()) {}
+
+  void emit();
+
+private:
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
+  }
+  Value add(Value x, int64_t y) {
+    return y == 0 ? x : Value(arith::AddIOp::create(b, x, cst(y)));
+  }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, cst(y)); }
+  Value lessThan(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, cst(y));
+  }
+  int64_t chunkElements() const { return kWarpSize * spec.vectorWidth; }
+  int64_t numChunks() const {
+    return llvm::divideCeil(spec.n, chunkElements());
+  }
+  /// Whether the last chunk of a row has lanes past its end.
+  bool partialChunk() const { return spec.n % chunkElements() != 0; }
+
+  /// The V transformed values of this lane in chunk `chunk` of `row`, and
+  /// (when the chunk can be partial) whether the lane's elements exist.
+  SmallVector<Value> transformChunk(Value row, Value chunk, Value &active);
+  /// max(acc, |y|) over the lane's elements of every chunk of `row`.
+  Value rowAbsMax(Value row, Value acc);
+  /// maximumf over the 32 lanes (butterfly reduction: every lane gets it).
+  Value warpMax(Value value);
+  /// Quantizes every chunk of `row` with `scale` and stores q.
+  void quantizeRow(Value row, Value scale, Value q);
+
+  ImplicitLocOpBuilder &b;
+  const HadamardQuantizeKernelSpec &spec;
+  ArrayRef<BlockArgument> args;
+  Value lane, warp, key;
+};
+
+} // namespace
+
+SmallVector<Value>
+HadamardQuantizeEmitter::transformChunk(Value row, Value chunk, Value &active) {
+  int64_t width = spec.vectorWidth;
+  Value col = arith::AddIOp::create(b, chunk, mul(lane, width));
+  active = partialChunk() ? lessThan(col, spec.n) : Value();
+  // Lanes past the row read its first vector and transform zeros instead.
+  Value loadCol =
+      active ? Value(arith::SelectOp::create(b, active, col, cst(0))) : col;
+  auto vectorType = VectorType::get({width}, b.getF32Type());
+  auto load =
+      vector::LoadOp::create(b, vectorType, args[0], ValueRange{row, loadCol});
+  load.setAlignment(uint64_t(4 * width));
+  SmallVector<Value> v;
+  for (int64_t e = 0; e < width; ++e) {
+    Value x = vector::ExtractOp::create(b, load, ArrayRef<int64_t>{e});
+    if (active)
+      x = arith::SelectOp::create(b, active, x, f32(0));
+    v.push_back(x);
+  }
+  if (spec.block == 1)
+    return v;
+
+  unsigned bits = llvm::Log2_64(spec.block);
+  Value laneI32 = arith::IndexCastUIOp::create(b, b.getI32Type(), lane);
+  for (unsigned s = 0; s < bits; ++s) {
+    int64_t span = int64_t(1) << s;
+    if (span < width) {
+      // Both elements are this lane's.
+      for (int64_t e = 0; e < width; ++e) {
+        if (e & span)
+          continue;
+        Value lo = v[e], hi = v[e + span];
+        v[e] = arith::AddFOp::create(b, lo, hi);
+        v[e + span] = arith::SubFOp::create(b, lo, hi);
+      }
+      continue;
+    }
+    int32_t laneBit = int32_t(span / width);
+    Value bit = arith::AndIOp::create(
+        b, laneI32, arith::ConstantOp::create(b, b.getI32IntegerAttr(laneBit)));
+    Value isLow = arith::CmpIOp::create(
+        b, arith::CmpIPredicate::eq, bit,
+        arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
+    for (int64_t e = 0; e < width; ++e) {
+      Value partner = gpu::ShuffleOp::create(b, v[e], laneBit, kWarpSize,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+      Value sum = arith::AddFOp::create(b, v[e], partner);
+      Value diff = arith::SubFOp::create(b, partner, v[e]);
+      v[e] = arith::SelectOp::create(b, isLow, sum, diff);
+    }
+  }
+  // c_b = 2^(-bits/2), correctly rounded to f32 (as the CPU lowering).
+  double normalization =
+      std::ldexp(bits % 2 ? std::sqrt(0.5) : 1.0, -int(bits / 2));
+  Value scale = f32(normalization);
+  for (Value &x : v)
+    x = arith::MulFOp::create(b, x, scale);
+  return v;
+}
+
+Value HadamardQuantizeEmitter::rowAbsMax(Value row, Value acc) {
+  auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(chunkElements()),
+                                 ValueRange{acc});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value active;
+  Value m = loop.getRegionIterArgs()[0];
+  for (Value y : transformChunk(row, loop.getInductionVar(), active))
+    m = arith::MaximumFOp::create(b, m, math::AbsFOp::create(b, y));
+  scf::YieldOp::create(b, m);
+  b.setInsertionPointAfter(loop);
+  return loop.getResult(0);
+}
+
+Value HadamardQuantizeEmitter::warpMax(Value value) {
+  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = arith::MaximumFOp::create(b, value, other);
+  }
+  return value;
+}
+
+void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
+  auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(chunkElements()));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value chunk = loop.getInductionVar();
+  Value active;
+  SmallVector<Value> ys = transformChunk(row, chunk, active);
+  Value col = arith::AddIOp::create(b, chunk, mul(lane, spec.vectorWidth));
+  Value linear;
+  if (key) {
+    // The element index i * n + j, truncated to 32 bits (numerics.md).
+    Value index = arith::AddIOp::create(b, mul(row, spec.n), col);
+    linear = arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+  }
+  double qmax = double(spec.qmax);
+  SmallVector<Value> qs;
+  for (auto [e, y] : llvm::enumerate(ys)) {
+    Value v = arith::DivFOp::create(b, y, scale);
+    Value rounded;
+    if (key) {
+      Value index = arith::AddIOp::create(
+          b, linear,
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(e))));
+      Value u = buildStochasticUniform(b, b.getLoc(), key, index);
+      rounded = math::FloorOp::create(b, arith::AddFOp::create(b, v, u));
+    } else {
+      // Half away from zero, as math.round on the CPU path.
+      rounded = math::RoundOp::create(b, v);
+    }
+    Value clamped = arith::MinimumFOp::create(
+        b, arith::MaximumFOp::create(b, rounded, f32(-qmax)), f32(qmax));
+    Value isNaN =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, rounded, rounded);
+    Value safe = arith::SelectOp::create(b, isNaN, f32(0), clamped);
+    qs.push_back(arith::FPToSIOp::create(b, b.getI8Type(), safe));
+  }
+  auto qType = VectorType::get({spec.vectorWidth}, b.getI8Type());
+  Value packed = vector::FromElementsOp::create(b, qType, qs);
+  auto store = [&] {
+    auto op = vector::StoreOp::create(b, packed, q, ValueRange{row, col});
+    op.setAlignment(uint64_t(spec.vectorWidth));
+  };
+  if (!active) {
+    store();
+    return;
+  }
+  auto guardStore = scf::IfOp::create(b, active, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(guardStore.thenBlock());
+  store();
+}
+
+void HadamardQuantizeEmitter::emit() {
+  Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  Value blockId = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  lane = arith::RemUIOp::create(b, tid, cst(kWarpSize));
+  warp = arith::DivUIOp::create(b, tid, cst(kWarpSize));
+  Value firstRow =
+      arith::AddIOp::create(b, mul(blockId, spec.warpsPerBlock), warp);
+  Value zero = f32(0);
+  Value laneZero =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cst(0));
+  auto ifThen = [&](Value cond, function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    body();
+  };
+
+  if (spec.stage == HadamardQuantizeStage::AbsMax) {
+    // A grid-stride loop of rows per warp, then one partial per warp.
+    int64_t stride = spec.numPartials();
+    auto rows = scf::ForOp::create(b, firstRow, cst(spec.m), cst(stride),
+                                   ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(rows.getBody());
+      scf::YieldOp::create(
+          b, rowAbsMax(rows.getInductionVar(), rows.getRegionIterArgs()[0]));
+    }
+    Value m = warpMax(rows.getResult(0));
+    ifThen(laneZero, [&] {
+      memref::StoreOp::create(b, m, args[1], ValueRange{firstRow});
+    });
+    gpu::ReturnOp::create(b);
+    return;
+  }
+
+  bool tensor = spec.stage == HadamardQuantizeStage::Tensor;
+  Value q = args[tensor ? 2 : 1], scales = args[tensor ? 3 : 2];
+  if (spec.stochastic)
+    key = buildStochasticKey(b, b.getLoc(), args[tensor ? 4 : 3]);
+  Value qmax = f32(double(spec.qmax));
+
+  Value scale;
+  if (tensor) {
+    // Every warp reduces the partials of the AbsMax kernel to the one
+    // scale; thread 0 of block 0 stores it.
+    auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials()),
+                                   cst(kWarpSize), ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value partial = memref::LoadOp::create(
+          b, args[1], ValueRange{loop.getInductionVar()});
+      scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
+                                  b, loop.getRegionIterArgs()[0], partial)));
+    }
+    scale = arith::DivFOp::create(b, warpMax(loop.getResult(0)), qmax);
+    Value first = arith::AndIOp::create(
+        b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)),
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, blockId, cst(0)));
+    ifThen(first,
+           [&] { memref::StoreOp::create(b, scale, scales, ValueRange{}); });
+  }
+
+  auto body = [&] {
+    Value rowScale = scale;
+    if (!tensor) {
+      rowScale =
+          arith::DivFOp::create(b, warpMax(rowAbsMax(firstRow, zero)), qmax);
+      ifThen(laneZero, [&] {
+        memref::StoreOp::create(b, rowScale, scales, ValueRange{firstRow});
+      });
+    }
+    quantizeRow(firstRow, rowScale, q);
+  };
+  // The row guard is uniform across the warp, so shuffles stay converged.
+  if (spec.m % spec.warpsPerBlock != 0)
+    ifThen(lessThan(firstRow, spec.m), body);
+  else
+    body();
+  gpu::ReturnOp::create(b);
+}
+
+gpu::GPUFuncOp
+mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
+                                       gpu::GPUModuleOp module,
+                                       const HadamardQuantizeKernelSpec &spec) {
+  std::string name = spec.getKernelName();
+  if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
+    return existing;
+
+  MLIRContext *ctx = builder.getContext();
+  Type f32 = builder.getF32Type(), i8 = builder.getI8Type();
+  auto x = MemRefType::get({spec.m, spec.n}, f32);
+  auto q = MemRefType::get({spec.m, spec.n}, i8);
+  auto partials = MemRefType::get({spec.numPartials()}, f32);
+  SmallVector<Type> argTypes{x};
+  switch (spec.stage) {
+  case HadamardQuantizeStage::Row:
+    argTypes.append({q, MemRefType::get({spec.m}, f32)});
+    break;
+  case HadamardQuantizeStage::AbsMax:
+    argTypes.push_back(partials);
+    break;
+  case HadamardQuantizeStage::Tensor:
+    argTypes.append({partials, q, MemRefType::get({}, f32)});
+    break;
+  }
+  if (spec.stage != HadamardQuantizeStage::AbsMax && spec.stochastic)
+    argTypes.push_back(builder.getI64Type());
+
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = gpu::GPUFuncOp::create(builder, loc, name,
+                                     FunctionType::get(ctx, argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
+      {int32_t(kWarpSize * spec.warpsPerBlock), 1, 1}));
+  ImplicitLocOpBuilder b(loc, builder);
+  b.setInsertionPointToStart(&func.getBody().front());
+  HadamardQuantizeEmitter(b, spec, func).emit();
+  return func;
+}

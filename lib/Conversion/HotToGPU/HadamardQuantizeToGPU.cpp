@@ -1,0 +1,164 @@
+//===- HadamardQuantizeToGPU.cpp - Launch the fused hadamard+quantize -----===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Conversion/HotToGPU.h"
+#include "hot/Conversion/TransformKernels.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::hot;
+
+/// Rows (warps) per thread block.
+static constexpr int64_t kWarpsPerBlock = 8;
+/// Most thread blocks of the per-tensor max kernel (its partials are read by
+/// every warp of the quantize kernel, so they are kept few).
+static constexpr int64_t kMaxAbsMaxBlocks = 64;
+
+static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/true);
+}
+
+static Value toTensor(OpBuilder &b, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  return bufferization::ToTensorOp::create(
+      b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
+      buffer, /*restrict=*/true, /*writable=*/true);
+}
+
+static Value allocate(OpBuilder &b, Location loc, MemRefType type) {
+  return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
+}
+
+LogicalResult
+mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
+                                      const TransformsToGPUOptions &options) {
+  auto leave = [&](const Twine &why) {
+    op.emitRemark() << "quantize left to the generic path: " << why;
+    return rewriter.notifyMatchFailure(op, why);
+  };
+  if (op.getScaleMode() != ScaleMode::MaxAbs)
+    return leave("sawb scales need f64 sums in row-major order (a sequential "
+                 "reduction), which the fused kernel does not reproduce");
+  Granularity granularity = op.getGranularity();
+  if (granularity == Granularity::PerCol)
+    return leave("per_col scales reduce across rows, and the fused kernel "
+                 "gives each warp whole rows");
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  if (!type.hasStaticShape() || type.getNumElements() == 0)
+    return leave("the kernel is specialized to static, non-empty shapes");
+
+  // The Hadamard transform to fuse: along the rows' contiguous dim only.
+  Value source = op.getInput();
+  int64_t block = 1;
+  auto hadamard = source.getDefiningOp<HadamardOp>();
+  if (hadamard && hadamard.getBlock() > 1) {
+    if (hadamard.getDim() != 1)
+      return leave("hadamard along dim 0 (across rows) does not map onto "
+                   "lanes of one row");
+    source = hadamard.getInput();
+    block = hadamard.getBlock();
+  }
+  int64_t m = type.getDimSize(0), n = type.getDimSize(1);
+
+  HadamardQuantizeKernelSpec spec;
+  spec.m = m;
+  spec.n = n;
+  spec.block = block;
+  spec.qmax = op.getQMax();
+  spec.stochastic = op.getRounding() == Rounding::Stochastic;
+  spec.vectorWidth = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+  spec.warpsPerBlock = kWarpsPerBlock;
+  if (block >
+      std::min<int64_t>(32 * spec.vectorWidth, options.maxHadamardBlock))
+    return leave("hadamard block " + Twine(block) +
+                 " spans more than one "
+                 "warp (at most " +
+                 Twine(std::min<int64_t>(32 * spec.vectorWidth,
+                                         options.maxHadamardBlock)) +
+                 " for rows of " + Twine(n) + ")");
+  int64_t rowBlocks = llvm::divideCeil(m, kWarpsPerBlock);
+
+  Location loc = op.getLoc();
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return leave("no enclosing builtin.module for the kernels");
+  gpu::GPUModuleOp gpuModule =
+      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
+
+  rewriter.setInsertionPoint(op);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  auto launch = [&](gpu::GPUFuncOp kernel, int64_t blocks, ValueRange args) {
+    gpu::LaunchFuncOp::create(
+        rewriter, loc, kernel,
+        gpu::KernelDim3{index(blocks), index(1), index(1)},
+        gpu::KernelDim3{index(32 * kWarpsPerBlock), index(1), index(1)},
+        /*dynamicSharedMemorySize=*/Value(), args);
+  };
+  Value x = toBuffer(rewriter, loc, source);
+  auto qType = MemRefType::get({m, n}, rewriter.getI8Type());
+  Value q = allocate(rewriter, loc, qType);
+  auto scaleTensorType = cast<RankedTensorType>(op.getScale().getType());
+  Value scale = allocate(
+      rewriter, loc,
+      MemRefType::get(scaleTensorType.getShape(), rewriter.getF32Type()));
+  Value seed = op.getSeed();
+  std::string transform =
+      block > 1 ? "hadamard (block " + std::to_string(block) + ") + " : "";
+  std::string lanes = block > spec.vectorWidth
+                          ? "butterfly stages below " +
+                                std::to_string(spec.vectorWidth) +
+                                " in registers, the others by gpu.shuffle xor; "
+                          : "";
+  if (granularity == Granularity::PerRow) {
+    spec.stage = HadamardQuantizeStage::Row;
+    gpu::GPUFuncOp kernel =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    SmallVector<Value> args{x, q, scale};
+    if (seed)
+      args.push_back(seed);
+    launch(kernel, rowBlocks, args);
+    op.emitRemark() << "fused " << transform << "per_row quantize kernel @"
+                    << kernel.getName() << ": one warp per row, "
+                    << kWarpsPerBlock << " rows per block; " << lanes
+                    << "row max|y| by a warp shuffle reduction, the row "
+                       "transformed again to quantize";
+  } else {
+    spec.absMaxBlocks = std::min(rowBlocks, kMaxAbsMaxBlocks);
+    spec.stage = HadamardQuantizeStage::AbsMax;
+    gpu::GPUFuncOp absMax =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    spec.stage = HadamardQuantizeStage::Tensor;
+    gpu::GPUFuncOp quantize =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    Value partials =
+        allocate(rewriter, loc,
+                 MemRefType::get({spec.numPartials()}, rewriter.getF32Type()));
+    launch(absMax, spec.absMaxBlocks, ValueRange{x, partials});
+    SmallVector<Value> args{x, partials, q, scale};
+    if (seed)
+      args.push_back(seed);
+    launch(quantize, rowBlocks, args);
+    op.emitRemark() << "fused " << transform << "per_tensor quantize: "
+                    << "two kernels, @" << absMax.getName() << " (one partial "
+                    << "max|y| per warp over a grid-stride of rows, "
+                    << spec.numPartials() << " partials) then @"
+                    << quantize.getName() << " (every warp reduces the "
+                    << "partials to the scale, then quantizes one row); "
+                    << lanes << "the transform is computed in both kernels";
+  }
+  rewriter.replaceOp(
+      op, {toTensor(rewriter, loc, q), toTensor(rewriter, loc, scale)});
+  if (hadamard && hadamard->use_empty())
+    rewriter.eraseOp(hadamard);
+  return success();
+}

@@ -1,0 +1,188 @@
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu 2>/dev/null \
+// RUN:   | FileCheck %s
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REMARK
+// RUN: hot-opt %s --split-input-file \
+// RUN:   --convert-hot-to-gpu="hadamard-quantize=false lowrank=false" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OFF
+
+// The gx path's gy: hadamard along the rows (block 16) + per_row stochastic
+// 4-bit quantize: one kernel, one warp per row. With 4 floats per lane, the
+// butterfly stages of bits 0 and 1 stay in registers, bits 2 and 3 are
+// shuffles with lanes 1 and 2 apart; then the row max over 32 lanes.
+
+// REMARK: remark: fused hadamard (block 16) + per_row quantize kernel @hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic: one warp per row, 8 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, the row transformed again to quantize
+
+// CHECK-LABEL: func.func @gy_per_row
+//  CHECK-SAME: (%[[GY:.*]]: tensor<20x48xf32>, %[[SEED:.*]]: i64)
+//   CHECK-NOT:   hot.hadamard
+//   CHECK-NOT:   hot.quantize
+//       CHECK:   %[[X:.*]] = bufferization.to_buffer %[[GY]] read_only
+//       CHECK:   %[[Q:.*]] = memref.alloc() {alignment = 64 : i64} : memref<20x48xi8>
+//       CHECK:   %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<20xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic
+//  CHECK-SAME:     threads in (%c256
+//  CHECK-SAME:     args(%[[X]] : memref<20x48xf32>, %[[Q]] : memref<20x48xi8>, %[[S]] : memref<20xf32>, %[[SEED]] : i64)
+//       CHECK:   bufferization.to_tensor %[[Q]] restrict writable
+//       CHECK:   bufferization.to_tensor %[[S]] restrict writable
+//       CHECK: gpu.module @hot_kernels
+//       CHECK:   gpu.func @hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic(
+//  CHECK-SAME:       kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// Pass 1: the transform, then max|y|.
+//       CHECK:     scf.for
+//       CHECK:       vector.load {{.*}} {alignment = 16 : i64} : memref<20x48xf32>, vector<4xf32>
+//       CHECK:       arith.addf
+//       CHECK:       arith.subf
+//       CHECK:       gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:       gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//   CHECK-NOT:       gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}},
+//       CHECK:       arith.constant 2.500000e-01 : f32
+//       CHECK:       math.absf
+//       CHECK:       arith.maximumf
+//       CHECK:       scf.yield
+// The row max across the warp.
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c8_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     %[[SCALE:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
+//       CHECK:     memref.store %[[SCALE]]
+// Pass 2: the transform again, v = y / scale, floor(v + u), clamp, i8.
+//       CHECK:     scf.for
+//       CHECK:       gpu.shuffle  xor
+//       CHECK:       arith.divf %{{.*}}, %[[SCALE]] : f32
+//       CHECK:       arith.uitofp
+//       CHECK:       math.floor
+//       CHECK:       arith.fptosi %{{.*}} : f32 to i8
+//       CHECK:       vector.from_elements {{.*}} : vector<4xi8>
+//       CHECK:       scf.if
+//       CHECK:         vector.store {{.*}} {alignment = 4 : i64} : memref<20x48xi8>, vector<4xi8>
+
+// OFF-LABEL: func.func @gy_per_row
+//       OFF:   hot.hadamard
+//       OFF:   hot.quantize
+//   OFF-NOT:   remark
+func.func @gy_per_row(%gy: tensor<20x48xf32>, %seed: i64)
+    -> (tensor<20x48xi8>, tensor<20xf32>) {
+  %h = hot.hadamard %gy along 1 block 16 : tensor<20x48xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_row scale maxabs
+      rounding stochastic seed %seed
+      : tensor<20x48xf32> -> tensor<20x48xi8>, tensor<20xf32>
+  return %q, %s : tensor<20x48xi8>, tensor<20xf32>
+}
+
+// -----
+
+// Per tensor: a kernel of per-warp partial maxima, then the quantize kernel
+// that reduces them (rows of 24 floats, 4 per lane: stages 0 and 1 in registers, stage 2 a
+// shuffle with the next lane; lanes 6 to 31 are past the row).
+
+// REMARK: remark: fused hadamard (block 8) + per_tensor quantize: two kernels, @hot_hadamard_absmax_9x24_b8_v4_w8_p16 (one partial max|y| per warp over a grid-stride of rows, 16 partials) then @hot_hadamard_quantize_tensor_9x24_b8_v4_w8_p16_q127_nearest (every warp reduces the partials to the scale, then quantizes one row); butterfly stages below 4 in registers, the others by gpu.shuffle xor; the transform is computed in both kernels
+
+// CHECK-LABEL: func.func @gy_per_tensor
+//       CHECK:   %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_absmax_9x24_b8_v4_w8_p16 blocks in (%c2
+//  CHECK-SAME:     args(%{{.*}} : memref<9x24xf32>, %[[P]] : memref<16xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_9x24_b8_v4_w8_p16_q127_nearest blocks in (%c2
+//  CHECK-SAME:     args(%{{.*}} : memref<9x24xf32>, %[[P]] : memref<16xf32>, %{{.*}} : memref<9x24xi8>, %{{.*}} : memref<f32>)
+//       CHECK:   gpu.func @hot_hadamard_absmax_9x24_b8_v4_w8_p16(
+//       CHECK:     scf.for
+//       CHECK:       scf.for
+//       CHECK:         gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:   gpu.func @hot_hadamard_quantize_tensor_9x24_b8_v4_w8_p16_q127_nearest(
+//       CHECK:     memref.load %{{.*}} : memref<16xf32>
+//       CHECK:     math.round
+func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>) {
+  %h = hot.hadamard %gy along 1 block 8 : tensor<9x24xf32>
+  %q, %s = hot.quantize %h bits 8 granularity per_tensor scale maxabs
+      rounding nearest : tensor<9x24xf32> -> tensor<9x24xi8>, tensor<f32>
+  return %q, %s : tensor<9x24xi8>, tensor<f32>
+}
+
+// -----
+
+// Forms left to the generic path, each with its reason.
+
+// REMARK: remark: quantize left to the generic path: sawb scales need f64 sums in row-major order
+// REMARK: remark: quantize left to the generic path: per_col scales reduce across rows
+// REMARK: remark: quantize left to the generic path: hadamard along dim 0 (across rows) does not map onto lanes of one row
+// REMARK: remark: quantize left to the generic path: hadamard block 256 spans more than one warp (at most 128 for rows of 256)
+
+// CHECK-LABEL: func.func @left
+//       CHECK:   hot.quantize {{.*}} scale sawb
+//       CHECK:   hot.quantize {{.*}} granularity per_col
+//       CHECK:   hot.hadamard {{.*}} along 0 block 4
+//       CHECK:   hot.quantize
+//       CHECK:   hot.hadamard {{.*}} along 1 block 256
+//       CHECK:   hot.quantize
+//   CHECK-NOT:   gpu.launch_func
+func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
+    -> (tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>) {
+  %q0, %s0 = hot.quantize %w bits 4 granularity per_tensor scale sawb
+      rounding nearest : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<f32>
+  %q1, %s1 = hot.quantize %w bits 8 granularity per_col scale maxabs
+      rounding stochastic seed %seed
+      : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<64xf32>
+  %h0 = hot.hadamard %w along 0 block 4 : tensor<8x64xf32>
+  %q2, %s2 = hot.quantize %h0 bits 8 granularity per_row scale maxabs
+      rounding nearest : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<8xf32>
+  %h1 = hot.hadamard %w2 along 1 block 256 : tensor<8x256xf32>
+  %q3, %s3 = hot.quantize %h1 bits 8 granularity per_row scale maxabs
+      rounding nearest : tensor<8x256xf32> -> tensor<8x256xi8>, tensor<8xf32>
+  return %q0, %q1, %q2, %q3
+      : tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>
+}
+
+// -----
+
+// The gw path's HLA on [samples, T, C] along T (37 tokens: 2 blocks of 16
+// and a tail of 5): one thread per channel and token block; the kept Walsh
+// rows of the prefix selection, scaled by 1/4; the tail copied.
+
+// REMARK: remark: lowrank kernel @hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_t64: one thread per channel and block of 16 tokens (64 channels per thread block, grid 1x3x2), butterfly in registers in the CPU path's order, 8 kept rows, tail copied by the last block row
+// REMARK: remark: lowrank kernel @hot_lowrank_1x37x40_b16_k_0_8_12_4_6_14_10_2_t64
+
+// CHECK-LABEL: func.func @hla
+//  CHECK-SAME: (%[[X:.*]]: tensor<2x37x40xf32>, %[[X2:.*]]: tensor<37x40xf32>)
+//       CHECK:   %[[B:.*]] = bufferization.to_buffer %[[X]] read_only
+//       CHECK:   %[[Y:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x21x40xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_t64 blocks in (%c1, %c3, %c2) threads in (%c64
+//  CHECK-SAME:     args(%[[B]] : memref<2x37x40xf32>, %[[Y]] : memref<2x21x40xf32>)
+//       CHECK:   %[[E:.*]] = tensor.expand_shape %[[X2]] {{\[}}[0, 1], [2]] output_shape [1, 37, 40]
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_1x37x40_b16_k_0_8_12_4_6_14_10_2_t64
+//       CHECK:   tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<1x21x40xf32> into tensor<21x40xf32>
+//       CHECK:   gpu.func @hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_t64(
+//       CHECK:     scf.if
+//       CHECK:       scf.if
+//  CHECK-COUNT-16:     memref.load
+//       CHECK:         arith.constant 2.500000e-01 : f32
+//  CHECK-COUNT-8:      memref.store
+//       CHECK:       } else {
+//  CHECK-COUNT-5:      memref.load
+//   CHECK-NOT:   gpu.shuffle
+
+// OFF-LABEL: func.func @hla
+//       OFF:   hot.lowrank
+//       OFF:   hot.lowrank
+func.func @hla(%x: tensor<2x37x40xf32>, %x2: tensor<37x40xf32>)
+    -> (tensor<2x21x40xf32>, tensor<21x40xf32>) {
+  %y = hot.lowrank %x along 1 block 16 rank 8 allow_tail
+      : tensor<2x37x40xf32> -> tensor<2x21x40xf32>
+  %y2 = hot.lowrank %x2 along 0 block 16 rank 8 allow_tail
+      : tensor<37x40xf32> -> tensor<21x40xf32>
+  return %y, %y2 : tensor<2x21x40xf32>, tensor<21x40xf32>
+}
+
+// -----
+
+// REMARK: remark: lowrank left to the generic path: block 64 is larger than the 32 values one thread keeps in registers
+
+// CHECK-LABEL: func.func @hla_large_block
+//       CHECK:   hot.lowrank
+func.func @hla_large_block(%x: tensor<128x8xf32>) -> tensor<64x8xf32> {
+  %y = hot.lowrank %x along 0 block 64 rank 32
+      : tensor<128x8xf32> -> tensor<64x8xf32>
+  return %y : tensor<64x8xf32>
+}

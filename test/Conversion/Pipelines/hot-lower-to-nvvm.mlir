@@ -1,0 +1,32 @@
+// RUN: hot-opt %s --hot-lower-to-nvvm="chip=sm_90 format=isa" | FileCheck %s
+
+// Host code after the whole pipeline: every buffer a kernel sees is managed
+// memory (mgpuMemAlloc with isHostShared = 1, never malloc), and a constant
+// the kernel reads reaches it as a managed copy of the host global, made by a
+// host memcpy and freed after the launch; never the global's own address.
+
+// CHECK-NOT: llvm.call @malloc
+// CHECK-LABEL: llvm.func @add_constant
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: !llvm.ptr, %[[XA:[a-z0-9]+]]: !llvm.ptr,
+// CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(1 : i8) : i8
+// CHECK-DAG: %[[GLOBAL:.*]] = llvm.mlir.addressof @__constant_4x8xf32
+// CHECK: %[[SRC:.*]] = llvm.getelementptr %[[GLOBAL]][0, 0, 0]
+// CHECK: %[[COPY:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %[[SHARED]])
+// CHECK: "llvm.intr.memcpy"(%[[COPY]], %[[SRC]], %{{.*}})
+// CHECK: %[[OUT:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %[[SHARED]])
+// CHECK: gpu.launch_func @add_constant_kernel::@add_constant_kernel
+// CHECK-SAME: args(%[[X]] : !llvm.ptr, %[[XA]] : !llvm.ptr, {{.*}}, %[[COPY]] : !llvm.ptr, %[[COPY]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUT]] : !llvm.ptr,
+// CHECK: llvm.call @mgpuMemFree(%[[COPY]],
+// CHECK-NOT: @mgpuMemFree(%[[OUT]]
+// CHECK: llvm.return
+// CHECK-NOT: llvm.call @malloc
+func.func @add_constant(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c = arith.constant dense<[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0],
+                             [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0]]> : tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.add ins(%x, %c : tensor<4x8xf32>, tensor<4x8xf32>)
+                  outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -1,0 +1,69 @@
+// The hadamard+quantize and lowrank kernels of convert-hot-to-gpu, at ViT-B
+// shapes (2 samples of 197 tokens, 768 channels), assemble with ptxas
+// without spills; the shuffles and vector accesses survive to PTX.
+//
+// REQUIRES: ptxas
+// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80})' 2>/dev/null \
+// RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_80.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.sm_80.ptx
+// RUN: FileCheck %s --check-prefix=PLAIN < %t.sm_80.ptx
+// RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.sm_80.cubin 2>&1 | FileCheck %s -DCHIP=sm_80
+// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90})' 2>/dev/null \
+// RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_90.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.sm_90.ptx -o %t.sm_90.cubin 2>&1 | FileCheck %s -DCHIP=sm_90
+
+// No libdevice calls left, no contraction into fma, no flush to zero: the
+// f32 operations are the CPU path's.
+// PLAIN-NOT: call
+// PLAIN-NOT: fma.
+// PLAIN-NOT: .ftz
+// PTX-LABEL: .entry hot_hadamard_quantize_row_394x768_b16_v4_w8_q7_stochastic(
+// PTX: ld.global.v4
+// PTX: shfl.sync.bfly.b32
+// PTX: max.NaN.f32
+// PTX: div.rn.f32
+// PTX: cvt.rmi.f32.f32
+// PTX-LABEL: .entry hot_hadamard_absmax_394x768_b16_v4_w8_p400(
+// PTX: shfl.sync.bfly.b32
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p400_q127_nearest(
+// PTX: shfl.sync.bfly.b32
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_t256(
+// PTX-NOT: shfl
+
+// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK-NOT: Compiling entry function
+// CHECK-NOT: error
+
+func.func @gy_per_row(%gy: tensor<394x768xf32>, %seed: i64)
+    -> (tensor<394x768xi8>, tensor<394xf32>) {
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_row scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<394xf32>
+  return %q, %s : tensor<394x768xi8>, tensor<394xf32>
+}
+
+func.func @gy_per_tensor(%gy: tensor<394x768xf32>)
+    -> (tensor<394x768xi8>, tensor<f32>) {
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 8 granularity per_tensor scale maxabs
+      rounding nearest : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<f32>
+  return %q, %s : tensor<394x768xi8>, tensor<f32>
+}
+
+func.func @hla(%x: tensor<2x197x768xf32>) -> tensor<2x101x768xf32> {
+  %y = hot.lowrank %x along 1 block 16 rank 8 allow_tail
+      : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
+  return %y : tensor<2x101x768xf32>
+}
