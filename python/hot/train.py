@@ -2,7 +2,8 @@
 
     PYTHONPATH=python .venv/bin/python -m hot.train --dataset fashion-mnist --model mlp \\
         --mode fp32 hot [--epochs 4] [--train-subset 20000] [--seed 0 1] [--lr 0.05] \\
-        [--optimizer sgd|adamw] [--checkpoint DIR [--resume]] [--plot FILE]
+        [--optimizer sgd|adamw] [--schedule constant|cosine] [--checkpoint DIR [--resume]] \\
+        [--plot FILE]
 
 The training step is the committed torch-mlir export ``test/Fixtures/train/<model>_train_step.mlir``
 (``@train_step(params..., x, target) -> (loss, logits, grads...)``, batch 128, written by
@@ -88,6 +89,7 @@ class Config:
     seed: int = 0
     optimizer: str = "sgd"
     lr: Optional[float] = None
+    schedule: str = "constant"         # or "cosine": lr · (1 + cos(π·t/T)) / 2 over the T steps
     momentum: float = 0.9
     weight_decay: float = 0.0
     betas: tuple = (0.9, 0.999)
@@ -112,7 +114,8 @@ class Config:
         d = asdict(self)
         for k in ("epochs", "max_steps", "eval", "checkpoint", "checkpoint_every", "resume",
                   "log_every", "quiet", "test_subset"):
-            d.pop(k)
+            if not (k == "epochs" and self.schedule != "constant"):   # epochs set the schedule
+                d.pop(k)
         d["betas"] = list(d["betas"])
         return d
 
@@ -214,13 +217,13 @@ class SGD:
         self.lr, self.momentum, self.wd = lr, momentum, weight_decay
         self.state = {"buf": [np.zeros_like(p) for p in params]}
 
-    def step(self, params, grads, t):
+    def step(self, params, grads, t, lr):
         for p, g, b in zip(params, grads, self.state["buf"]):
             if self.wd:
                 g = g + self.wd * p
             b *= self.momentum
             b += g
-            p -= np.float32(self.lr) * b
+            p -= np.float32(lr) * b
 
 
 class AdamW:
@@ -231,18 +234,27 @@ class AdamW:
         self.state = {"m": [np.zeros_like(p) for p in params],
                       "v": [np.zeros_like(p) for p in params]}
 
-    def step(self, params, grads, t):
+    def step(self, params, grads, t, lr):
         b1, b2 = self.betas
         c1, c2 = 1 - b1 ** t, 1 - b2 ** t
         for p, g, m, v in zip(params, grads, self.state["m"], self.state["v"]):
             if self.wd:
-                p *= np.float32(1 - self.lr * self.wd)
+                p *= np.float32(1 - lr * self.wd)
             m *= b1
             m += (1 - b1) * g
             v *= b2
             v += (1 - b2) * g * g
-            p -= (np.float32(self.lr / c1) * m /
+            p -= (np.float32(lr / c1) * m /
                   (np.sqrt(v / np.float32(c2)) + np.float32(self.eps))).astype(np.float32)
+
+
+def learning_rate(cfg: Config, step: int, total: int) -> float:
+    """The learning rate of (0-based) ``step`` of ``total``."""
+    if cfg.schedule == "constant":
+        return cfg.lr
+    if cfg.schedule == "cosine":
+        return cfg.lr * 0.5 * (1.0 + math.cos(math.pi * step / total))
+    raise ValueError(f"unknown schedule {cfg.schedule!r}")
 
 
 def make_optimizer(cfg: Config, params):
@@ -418,6 +430,7 @@ def train(cfg: Config, train_set: Optional[data.Dataset] = None,
         log(cfg, f"  resumed from {checkpoint_path(cfg)} at step {res.steps}")
 
     total = cfg.epochs * steps_per_epoch
+    schedule_steps = total   # the schedule spans the epochs asked for, not --max-steps
     if cfg.max_steps is not None:
         total = min(total, cfg.max_steps)
     prefix = f"{cfg.model} {cfg.mode} seed {cfg.seed}"
@@ -443,7 +456,7 @@ def train(cfg: Config, train_set: Optional[data.Dataset] = None,
                         f"loss {loss:.4f}")
             res.losses.append(loss)
             res.train_correct.append(int(np.sum(np.argmax(logits, axis=1) == labels)))
-            opt.step(params, grads, res.steps + 1)
+            opt.step(params, grads, res.steps + 1, learning_rate(cfg, res.steps, schedule_steps))
             res.steps += 1
             i += 1
             if i % cfg.log_every == 0 or i == steps_per_epoch or res.steps == total:
@@ -536,6 +549,8 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, nargs="+", default=[0])
     p.add_argument("--optimizer", default="sgd", choices=["sgd", "adamw"])
     p.add_argument("--lr", type=float, default=None, help="default: sgd 0.05, adamw 1e-3")
+    p.add_argument("--schedule", default="constant", choices=["constant", "cosine"],
+                   help="learning-rate schedule over the epochs (cosine: decays to 0)")
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=None,
                    help="default: sgd 0, adamw 0.01")
@@ -568,7 +583,8 @@ def main(argv=None) -> int:
             for mode in a.mode:
                 cfg = Config(model=a.model, mode=mode, dataset=a.dataset, epochs=a.epochs,
                              train_subset=a.train_subset, test_subset=a.test_subset, seed=seed,
-                             optimizer=a.optimizer, lr=a.lr, momentum=a.momentum,
+                             optimizer=a.optimizer, lr=a.lr, schedule=a.schedule,
+                             momentum=a.momentum,
                              weight_decay=(a.weight_decay if a.weight_decay is not None else
                                            (0.01 if a.optimizer == "adamw" else 0.0)),
                              normalize=not a.no_normalize, max_steps=a.max_steps,
