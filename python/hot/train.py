@@ -503,6 +503,18 @@ def table(results: list[Result]) -> str:
     return "\n".join(lines)
 
 
+def results_from_json(path: Path) -> list[Result]:
+    """The results that ``--json`` wrote (histories only; no parameters)."""
+    out = []
+    for d in json.loads(Path(path).read_text()):
+        known = {k: v for k, v in d["config"].items() if k in Config.__dataclass_fields__}
+        cfg = Config(**{**known, "betas": tuple(known.get("betas", (0.9, 0.999)))})
+        out.append(Result(cfg, losses=d["losses"], train_correct=d["train_correct"],
+                          test_acc=[tuple(t) for t in d["test_acc"]], steps=d["steps"],
+                          compile_s=d["compile_s"], step_times=[d["median_step_s"]]))
+    return out
+
+
 def plot(results: list[Result], path: Path) -> bool:
     try:
         import matplotlib
@@ -510,23 +522,36 @@ def plot(results: list[Result], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.5))
     colors = dict(zip(MODES, plt.get_cmap("tab10").colors))
-    seeds = sorted({r.config.seed for r in results})
-    styles = ["-", "--", ":", "-."]
-    for r in results:
-        label = f"{r.config.mode} seed {r.config.seed}"
-        style = dict(color=colors.get(r.config.mode),
-                     linestyle=styles[seeds.index(r.config.seed) % len(styles)])
-        losses = np.array(r.losses)
-        w = max(1, min(20, len(losses) // 10))
-        smooth = np.convolve(losses, np.ones(w) / w, mode="valid")
-        ax1.plot(np.arange(len(smooth)) + w, smooth, label=label, **style)
-        if r.test_acc:
-            s, a = zip(*r.test_acc)
-            ax2.plot(s, 100 * np.array(a), marker="o", label=label, **style)
-    ax1.set(xlabel="step", ylabel="training loss", title="loss (moving average)")
-    ax2.set(xlabel="step", ylabel="test accuracy (%)", title="test accuracy")
+    modes = sorted({r.config.mode for r in results}, key=MODES.index)
+    for mode in modes:
+        runs = [r for r in results if r.config.mode == mode]
+        n = len(runs)
+        label = f"{mode} ({n} seed{'s' if n > 1 else ''})"
+        # Loss: moving average of each run, then mean over the seeds (band: min to max).
+        steps = min(len(r.losses) for r in runs)
+        w = max(1, min(20, steps // 10))
+        smooth = np.array([np.convolve(r.losses[:steps], np.ones(w) / w, mode="valid")
+                           for r in runs])
+        x = np.arange(smooth.shape[1]) + w
+        ax1.plot(x, smooth.mean(0), color=colors[mode], label=label)
+        if n > 1:
+            ax1.fill_between(x, smooth.min(0), smooth.max(0), color=colors[mode], alpha=0.15)
+        # Test accuracy at each evaluation: mean over the seeds, band min to max.
+        evals = min(len(r.test_acc) for r in runs)
+        if evals:
+            s_ = [runs[0].test_acc[i][0] for i in range(evals)]
+            acc = 100 * np.array([[r.test_acc[i][1] for i in range(evals)] for r in runs])
+            ax2.plot(s_, acc.mean(0), marker="o", color=colors[mode], label=label)
+            if n > 1:
+                ax2.fill_between(s_, acc.min(0), acc.max(0), color=colors[mode], alpha=0.15)
+    ax1.set(xlabel="step", ylabel="training loss",
+            title="training loss (moving average; mean, band: min-max over seeds)")
+    ax2.set(xlabel="step", ylabel="test accuracy (%)",
+            title="test accuracy (mean, band: min-max over seeds)")
+    ax1.title.set_fontsize("medium")
+    ax2.title.set_fontsize("medium")
     ax1.legend(fontsize="small")
     ax2.legend(fontsize="small")
     fig.tight_layout()
@@ -566,7 +591,16 @@ def main(argv=None) -> int:
                    help="PNG of the curves (default: build/train/<model>.png, if matplotlib)")
     p.add_argument("--log-every", type=int, default=20)
     p.add_argument("--json", type=Path, default=None, help="write the results (histories) here")
+    p.add_argument("--plot-from", type=Path, default=None, metavar="JSON",
+                   help="only draw the plot (--plot) of the results a --json run wrote")
     a = p.parse_args(argv)
+    if a.plot_from:
+        results = results_from_json(a.plot_from)
+        plot_path = a.plot or a.plot_from.with_suffix(".png")
+        if not plot(results, plot_path):
+            p.error("--plot-from needs matplotlib")
+        print(f"plot: {plot_path}")
+        return 0
     if a.resume and not a.checkpoint:
         p.error("--resume needs --checkpoint DIR")
 
