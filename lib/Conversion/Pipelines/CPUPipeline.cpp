@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bufferize.h"
 #include "hot/Conversion/Passes.h"
 #include "hot/Conversion/Pipelines.h"
 #include "mlir/Conversion/Passes.h"
@@ -21,17 +22,7 @@ using namespace mlir;
 
 void mlir::hot::buildHotLowerToCPUPipeline(
     OpPassManager &pm, const HotLowerToCPUOptions &options) {
-  pm.addNestedPass<func::FuncOp>(createConvertHotToLinalgPass());
-  // Elementwise arith/math on whole tensors (casts, adds) becomes linalg too,
-  // so that everything bufferizes.
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addLinalgBufferizePasses(pm);
   if (options.resultsToOutParams) {
     bufferization::BufferResultsToOutParamsPassOptions outParams;
     // hoist-static-allocs would save a copy per result, but MLIR 22 crashes

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bufferize.h"
 #include "hot/Conversion/Passes.h"
 #include "hot/Conversion/Pipelines.h"
 #include "mlir/Conversion/Passes.h"
@@ -12,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -48,15 +50,20 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
 
   // Everything else: linalg on tensors, buffers, parallel loops mapped to
   // blocks and threads (correct, not fast).
-  pm.addNestedPass<func::FuncOp>(createConvertHotToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addLinalgBufferizePasses(pm);
+  if (options.resultsToOutParams) {
+    // As hot-lower-to-cpu: no hoisting (MLIR 22 crashes on a buffer returned
+    // twice); the copies into the out-params become kernels below.
+    bufferization::BufferResultsToOutParamsPassOptions outParams;
+    outParams.hoistStaticAllocs = false;
+    outParams.modifyPublicFunctions = true;
+    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  }
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Before gpu-to-llvm declares the mgpu* functions: only the module's own
+  // functions get a wrapper.
+  if (options.cInterface)
+    pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   // Host buffers in managed memory and copies as linalg ops, so that the
   // kernels can use every buffer.
   pm.addNestedPass<func::FuncOp>(createAllocateManagedMemoryPass());
