@@ -70,6 +70,26 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
       *this, "int4",
       llvm::cl::desc("s4 MMA for 4-bit operands on chips with INT4 cores"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> hadamardQuantize{
+      *this, "hadamard-quantize",
+      llvm::cl::desc("Fused hadamard + quantize kernels (else the generic "
+                     "linalg mapping)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> lowRank{
+      *this, "lowrank",
+      llvm::cl::desc("lowrank kernels (else the generic linalg mapping)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> cInterface{
+      *this, "c-interface",
+      llvm::cl::desc("Emit _mlir_ciface_ wrappers (memref descriptors passed "
+                     "by pointer) for every function"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> resultsToOutParams{
+      *this, "results-to-out-params",
+      llvm::cl::desc("Turn tensor results into caller-allocated trailing "
+                     "memref arguments (device-accessible, written by a copy "
+                     "kernel)"),
+      llvm::cl::init(false)};
 };
 
 /// Options of `hot-training-pipeline`: those of hot-rewrite-backward-matmuls

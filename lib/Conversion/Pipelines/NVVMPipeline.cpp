@@ -46,6 +46,8 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.warpN = options.warpN;
   kernels.stages = options.stages;
   kernels.int4 = options.int4;
+  kernels.hadamardQuantize = options.hadamardQuantize;
+  kernels.lowRank = options.lowRank;
   pm.addPass(createConvertHotToGPUPass(kernels));
 
   // Everything else: linalg on tensors, buffers, parallel loops mapped to
