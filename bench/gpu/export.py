@@ -4,7 +4,7 @@
 # Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 #
 # ===----------------------------------------------------------------------===#
-"""Writes bench/gpu/kernels/: for each ViT-B linear layer, three modules with
+"""Writes bench/gpu/kernels/: for each ViT-B linear layer, five modules with
 hot ops lowered by `hot-opt --hot-lower-to-nvvm` (kernels embedded as a fatbin,
 host code as x86-64 Linux shared objects that call libhot_cuda_runtime.so's
 mgpu* functions) and a `key = value` description of each (README.md).
@@ -26,6 +26,7 @@ ROOT = HERE.parent.parent
 # ViT-B, a batch of 64 images of 197 tokens; HLA keeps 8 of each 16 tokens
 # (12 blocks and a tail of 5 -> 101 rows per image).
 BATCH, TOKENS, HLA_TOKENS = 64, 197, 101
+HQ_BLOCK, HQ_BITS = 16, 4
 LAYERS = [("qkv", 2304, 768), ("proj", 768, 768), ("fc1", 3072, 768),
           ("fc2", 768, 3072)]
 
@@ -66,6 +67,22 @@ func.func @{name}(%x3: tensor<{BATCH}x{TOKENS}x{i}xf32>, %w: tensor<{o}x{i}xf32>
 """
 
 
+def hq_module(name, n, o, granularity):
+    """The fused hadamard + quantize of gy[N,O] (block 16 along rows, 4 bits,
+    maxabs, stochastic): what HOT does to gy before both backward GEMMs."""
+    scale = f"tensor<{n}xf32>" if granularity == "per_row" else "tensor<f32>"
+    return f"""
+func.func @{name}(%gy: tensor<{n}x{o}xf32>, %seed: i64)
+    -> (tensor<{n}x{o}xi8>, {scale}) attributes {{llvm.emit_c_interface}} {{
+  %h = hot.hadamard %gy along 1 block {HQ_BLOCK} : tensor<{n}x{o}xf32>
+  %q, %s = hot.quantize %h bits {HQ_BITS} granularity {granularity} scale maxabs
+      rounding stochastic seed %seed
+      : tensor<{n}x{o}xf32> -> tensor<{n}x{o}xi8>, {scale}
+  return %q, %s : tensor<{n}x{o}xi8>, {scale}
+}}
+"""
+
+
 def run(cmd, **kwargs):
     result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     if result.returncode != 0:
@@ -74,14 +91,24 @@ def run(cmd, **kwargs):
     return result.stdout
 
 
-def lower(args, source, passes, out_so, tmp):
+def lower(args, source, passes, out_so, tmp, remark=None):
     """hot-opt -> mlir-translate -> clang: a shared object with the host code
-    and the embedded kernel images."""
+    and the embedded kernel images. With `remark`, hot-opt must say it (the
+    rewrite really happened) and its remark line is returned too."""
     mlir = tmp / (out_so.stem + ".mlir")
     mlir.write_text(source)
     llvm_mlir = tmp / (out_so.stem + ".llvm.mlir")
-    run([args.hot_opt, mlir, *passes, "--mlir-disable-threading", "-o",
-         llvm_mlir])
+    cmd = [args.hot_opt, mlir, *passes, "--mlir-disable-threading", "-o",
+           llvm_mlir]
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"export.py: {' '.join(map(str, cmd))} failed:\n"
+                 f"{result.stderr[-4000:]}")
+    said = [line.split("remark: ", 1)[1] for line in result.stderr.splitlines()
+            if "remark: " in line]
+    if remark is not None and not any(remark in line for line in said):
+        sys.exit(f"export.py: {out_so.name}: no '{remark}' remark from "
+                 f"hot-opt (the generic path?):\n{result.stderr[-4000:]}")
     ll = tmp / (out_so.stem + ".ll")
     run([args.mlir_translate, "--mlir-to-llvmir", llvm_mlir, "-o", ll])
     obj = tmp / (out_so.stem + ".o")
@@ -101,7 +128,10 @@ def lower(args, source, passes, out_so, tmp):
     if unknown:
         sys.exit(f"export.py: {out_so.name} needs unexpected symbols: "
                  f"{unknown}")
-    return sorted(set(s.split("@")[0] for s in names))
+    needs = sorted(set(s.split("@")[0] for s in names))
+    if remark is None:
+        return needs
+    return needs, next(line for line in said if remark in line)
 
 
 def main():
@@ -162,6 +192,24 @@ def main():
                 f"out = {o}\nin = {i}\n"
                 f"needs = {' '.join(needs)}\n")
             print(f"export.py: {so.name} {so.stat().st_size} bytes")
+            for granularity, suffix in (("per_row", ""),
+                                        ("per_tensor", "_tensor")):
+                name = f"hq_{layer}{suffix}"
+                so = out / f"{name}.so"
+                needs, remark = lower(
+                    args, hq_module(name, n, o, granularity), [lower_to_nvvm],
+                    so, tmp, remark=f"fused hadamard (block {HQ_BLOCK}) + "
+                    f"{granularity} quantize")
+                (out / f"{name}.txt").write_text(
+                    f"# hot.quantize(hot.hadamard(gy)) lowered by hot-opt "
+                    f"{lower_to_nvvm}\n# hot-opt: {remark}\n"
+                    f"kind = hq\nlayer = {layer}\n"
+                    f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
+                    f"rows = {n}\ncols = {o}\nblock = {HQ_BLOCK}\n"
+                    f"bits = {HQ_BITS}\ngranularity = {granularity}\n"
+                    f"scale = maxabs\nrounding = stochastic\n"
+                    f"needs = {' '.join(needs)}\n")
+                print(f"export.py: {so.name} {so.stat().st_size} bytes")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Usage::
     from hot.runner import compile_module
     mod = compile_module(mlir_text)            # hot-opt --hot-lower-to-cpu by default
     y = mod.fn(x, 3)                           # or mod.call("fn", x, 3)
+    gpu = compile_module(mlir_text, target="cuda", chip="sm_90")   # the same, on a GPU
 
 Pipeline
 --------
@@ -20,6 +21,10 @@ Pipeline
    ``mlir-translate --mlir-to-llvmir``, then ``clang -O2 -shared -fPIC`` linked against ``libm``
    and ``libmlir_c_runner_utils`` (for ``memrefCopy`` and friends).  A failing stage raises
    ``CompileError`` carrying the tool's stderr (with ``input.mlir:LINE:COL`` locations).
+   With ``target="cuda"`` the pipeline is hot-opt's ``--hot-lower-to-nvvm`` (``cuda_pipeline``:
+   kernels embedded as a fatbin for ``chip``, the same C wrappers and out-params as the CPU
+   path) and the library is linked against ``libhot_cuda_runtime.so`` (``find_cuda_runtime``)
+   with ``-z defs``: any undefined symbol not in the runtime or libc/libm fails the link.
 3. *Caching*: libraries are stored under ``cache_dir`` (default ``$HOT_CACHE_DIR`` or
    ``<repo>/build/cache/runner``) as ``<sha256>.so`` + ``<sha256>.json`` (signatures), keyed by
    the module text, the pipeline, and path/mtime/size of every tool used.  Entries are built in a
@@ -57,6 +62,11 @@ Runner behaviour:
 * Outputs are allocated by the runner (64-byte aligned) and poisoned beforehand -- NaN for
   floats, every byte ``0x5A`` for integers and booleans (``POISON_BYTE``) -- so that outputs the
   code never writes are visible.  For bool outputs inspect ``out.view(np.uint8)``.
+* ``target="cuda"``: inputs and outputs live in managed memory from the runtime's
+  ``mgpuMemAlloc(host_shared=true)`` (inputs copied in, outputs poisoned there, copied back into
+  numpy arrays after the call, every buffer freed with ``mgpuMemFree``); the generated host code
+  synchronizes each launch before it returns.  Loading needs the CUDA driver (``libcuda.so.1``);
+  ``probe_cuda_device`` says whether a GPU is usable without touching this process.
 * A call returns the results in declaration order: ``None`` for none, the value itself for one,
   a tuple otherwise.  Scalar results come back as numpy scalars.
 """
@@ -81,6 +91,9 @@ import numpy as np
 __all__ = [
     "UPSTREAM_CPU_PIPELINE",
     "HOT_CPU_PIPELINE",
+    "cuda_pipeline",
+    "find_cuda_runtime",
+    "probe_cuda_device",
     "POISON_BYTE",
     "CompileError",
     "ScalarType",
@@ -136,6 +149,14 @@ UPSTREAM_CPU_PIPELINE: list[str] = [
 # Pipeline used with hot-opt (a registered pass pipeline).
 HOT_CPU_PIPELINE: list[str] = ["--hot-lower-to-cpu"]
 
+
+def cuda_pipeline(chip: str = "sm_90", format: str = "fatbin") -> list[str]:
+    """hot-opt's ``--hot-lower-to-nvvm`` with the calling convention of the CPU path (C
+    wrappers, tensor results as caller-allocated out-params)."""
+    return [f"--hot-lower-to-nvvm=chip={chip} format={format} c-interface=1 "
+            "results-to-out-params=1"]
+
+
 CLANG_FLAGS: list[str] = ["-O2", "-shared", "-fPIC", "-Wno-override-module"]
 LINK_FLAGS: list[str] = [
     f"-L{LLVM_PREFIX / 'lib'}",
@@ -143,6 +164,8 @@ LINK_FLAGS: list[str] = [
     f"-Wl,-rpath,{LLVM_PREFIX / 'lib'}",
     "-lm",
 ]
+
+TARGETS = ("cpu", "cuda")
 
 POISON_BYTE = 0x5A
 ALIGNMENT = 64
@@ -207,6 +230,55 @@ def default_opt_tool() -> str:
     return find_hot_opt() or find_llvm_tool("mlir-opt")
 
 
+def find_cuda_runtime() -> Path:
+    """``$HOT_CUDA_RUNTIME`` if set, else ``<repo>/build/lib/libhot_cuda_runtime.so`` (must
+    exist: build it where the CUDA toolkit is)."""
+    env = os.environ.get("HOT_CUDA_RUNTIME")
+    path = Path(env) if env else REPO_ROOT / "build" / "lib" / "libhot_cuda_runtime.so"
+    if not path.is_file():
+        raise FileNotFoundError(f"CUDA runtime library not found: {path} (set "
+                                f"HOT_CUDA_RUNTIME or build the project with the CUDA toolkit)")
+    return path.resolve()
+
+
+_CUDA_PROBE = """
+import ctypes, sys
+try:
+    lib = ctypes.CDLL(sys.argv[1])
+except OSError as e:
+    print("cannot load the runtime:", e)
+    sys.exit(1)
+major, minor = ctypes.c_int(0), ctypes.c_int(0)
+count = lib.hotCudaRuntimeProbe(ctypes.byref(major), ctypes.byref(minor))
+print(count, major.value, minor.value)
+"""
+
+
+def probe_cuda_device(runtime: Union[None, str, os.PathLike] = None
+                      ) -> tuple[Optional[tuple[int, int]], str]:
+    """``((major, minor), "")`` of device 0 when a GPU is usable, else ``(None, why)``.
+
+    Asks the runtime's ``hotCudaRuntimeProbe`` in a child process (as test/lit.cfg.py does), so
+    that no CUDA context is created in this one.
+    """
+    try:
+        lib = Path(runtime) if runtime is not None else find_cuda_runtime()
+    except FileNotFoundError as e:
+        return None, str(e)
+    import sys
+    try:
+        proc = subprocess.run([sys.executable, "-c", _CUDA_PROBE, str(lib)],
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"the CUDA probe did not run: {e}"
+    fields = proc.stdout.split()
+    if proc.returncode != 0:
+        return None, proc.stdout.strip() or proc.stderr.strip() or "the CUDA probe failed"
+    if len(fields) != 3 or int(fields[0]) <= 0:
+        return None, "hotCudaRuntimeProbe found no usable CUDA device"
+    return (int(fields[1]), int(fields[2])), ""
+
+
 def default_cache_dir() -> Path:
     env = os.environ.get("HOT_CACHE_DIR")
     return Path(env) if env else REPO_ROOT / "build" / "cache" / "runner"
@@ -225,9 +297,9 @@ def _resolve_pipeline(opt_tool: str, pipeline: Union[None, str, Iterable[str]]) 
 
 
 def _run(cmd: Sequence[str], *, stage: str, input: Optional[str] = None,
-         cwd: Optional[Path] = None) -> str:
+         cwd: Optional[Path] = None, env: Optional[dict[str, str]] = None) -> str:
     proc = subprocess.run(list(cmd), input=input, capture_output=True, text=True, cwd=cwd,
-                          timeout=TOOL_TIMEOUT_S)
+                          timeout=TOOL_TIMEOUT_S, env=env)
     if proc.returncode != 0:
         raise CompileError(stage, cmd, proc.returncode, proc.stderr)
     return proc.stdout
@@ -492,22 +564,25 @@ def _tool_fingerprint(path: str) -> str:
     return f"{path}:{st.st_mtime_ns}:{st.st_size}"
 
 
-def _cache_key(mlir_text: str, tools: Sequence[str], pipeline: Sequence[str]) -> str:
+def _cache_key(mlir_text: str, tools: Sequence[str], pipeline: Sequence[str],
+               link_flags: Sequence[str]) -> str:
     h = hashlib.sha256()
     for part in [_CACHE_FORMAT, mlir_text, *map(_tool_fingerprint, tools), *pipeline,
-                 *CLANG_FLAGS, *LINK_FLAGS]:
+                 *CLANG_FLAGS, *link_flags]:
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
 
 
-def _lower_in(workdir: Path, opt: str, pipeline: Sequence[str],
-              translate: str) -> tuple[dict[str, FunctionSignature], str]:
+def _lower_in(workdir: Path, opt: str, pipeline: Sequence[str], translate: str,
+              env: Optional[dict[str, str]] = None
+              ) -> tuple[dict[str, FunctionSignature], str]:
     """Run signature discovery, lowering and translation on ``workdir/input.mlir``."""
     generic = _run([opt, "--mlir-print-op-generic", "--mlir-elide-elementsattrs-if-larger=16",
                     "input.mlir"], stage="parsing", cwd=workdir)
     sigs = parse_signatures(generic)
-    llvm_dialect = _run([opt, *pipeline, "input.mlir"], stage="lowering", cwd=workdir)
+    llvm_dialect = _run([opt, *pipeline, "input.mlir"], stage="lowering", cwd=workdir,
+                        env=env)
     llvm_ir = _run([translate, "--mlir-to-llvmir"], stage="translation to LLVM IR",
                    input=llvm_dialect, cwd=workdir)
     return sigs, llvm_ir
@@ -524,43 +599,85 @@ def lower_to_llvm_ir(mlir_text: str, *, opt_tool: Optional[str] = None,
     return llvm_ir
 
 
+def _cuda_toolkit_env() -> Optional[dict[str, str]]:
+    """The environment for gpu-module-to-binary: it finds ptxas on PATH but libdevice (needed
+    for ``__nv_*`` math calls) only under CUDA_ROOT/CUDA_HOME, so name the toolkit when neither
+    is set (ptxas's parent, else /usr/local/cuda)."""
+    if os.environ.get("CUDA_ROOT") or os.environ.get("CUDA_HOME"):
+        return None
+    ptxas = shutil.which("ptxas")
+    root = Path(ptxas).resolve().parent.parent if ptxas else Path("/usr/local/cuda")
+    return {**os.environ, "CUDA_ROOT": str(root)}
+
+
+def _cuda_link_flags(runtime: Path) -> list[str]:
+    """Link against the runtime only; ``-z defs`` turns any other undefined symbol (beyond
+    libc/libm) into a link error."""
+    return [f"-L{runtime.parent}", f"-l:{runtime.name}", f"-Wl,-rpath,{runtime.parent}",
+            "-Wl,-z,defs", "-lm"]
+
+
 def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
                    pipeline: Union[None, str, Iterable[str]] = None,
-                   cache_dir: Union[None, str, os.PathLike] = None) -> "CompiledModule":
+                   cache_dir: Union[None, str, os.PathLike] = None,
+                   target: str = "cpu", chip: str = "sm_90",
+                   load: bool = True) -> "CompiledModule":
     """Compile ``mlir_text`` to a shared library (cached) and load it.
 
-    ``opt_tool``: path or name of the opt tool (default: hot-opt if found, else mlir-opt-22).
+    ``opt_tool``: path or name of the opt tool (default: hot-opt if found, else mlir-opt-22;
+    ``target="cuda"`` needs hot-opt).
     ``pipeline``: argv strings (or one shell-quoted string) lowering to the LLVM dialect
-    (default: ``HOT_CPU_PIPELINE`` for hot-opt, ``UPSTREAM_CPU_PIPELINE`` for mlir-opt).
+    (default: ``HOT_CPU_PIPELINE`` for hot-opt, ``UPSTREAM_CPU_PIPELINE`` for mlir-opt,
+    ``cuda_pipeline(chip)`` for ``target="cuda"``).
     ``cache_dir``: where libraries are cached (default: ``default_cache_dir()``).
+    ``target``: ``"cpu"`` or ``"cuda"`` (kernels for ``chip``, linked against
+    ``find_cuda_runtime()``). ``load=False`` compiles and links only: the module's functions
+    cannot be called, but no GPU or CUDA driver is needed.
     """
-    opt = _resolve_executable(opt_tool) if opt_tool else default_opt_tool()
-    passes = _resolve_pipeline(opt, pipeline)
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    if target == "cuda":
+        opt = _resolve_executable(opt_tool) if opt_tool else find_hot_opt()
+        if opt is None or _is_upstream_opt(opt):
+            raise ValueError("target='cuda' needs hot-opt (its --hot-lower-to-nvvm pipeline)")
+        passes = cuda_pipeline(chip) if pipeline is None else _resolve_pipeline(opt, pipeline)
+        runtime: Optional[Path] = find_cuda_runtime()
+        link_flags = _cuda_link_flags(runtime)
+        tools = [opt, str(runtime)]
+    else:
+        opt = _resolve_executable(opt_tool) if opt_tool else default_opt_tool()
+        passes = _resolve_pipeline(opt, pipeline)
+        runtime, link_flags, tools = None, LINK_FLAGS, [opt]
+    env = _cuda_toolkit_env() if target == "cuda" else None
     translate = find_llvm_tool("mlir-translate")
     clang = find_llvm_tool("clang")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
 
-    key = _cache_key(mlir_text, [opt, translate, clang], passes)
+    key = _cache_key(mlir_text, [*tools, translate, clang], passes, link_flags)
     lib_path, meta_path = cache / f"{key}.so", cache / f"{key}.json"
+
+    def loaded(sigs: dict[str, FunctionSignature]) -> "CompiledModule":
+        return CompiledModule(lib_path, sigs, runtime=runtime, load=load)
+
     if lib_path.is_file() and meta_path.is_file():
         meta = json.loads(meta_path.read_text())
         sigs = {d["name"]: FunctionSignature.from_json(d) for d in meta["functions"]}
-        return CompiledModule(lib_path, sigs)
+        return loaded(sigs)
 
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache, prefix=f".tmp-{key[:16]}-") as tmp:
         work = Path(tmp)
         (work / "input.mlir").write_text(mlir_text)
-        sigs, llvm_ir = _lower_in(work, opt, passes, translate)
-        _run([clang, *CLANG_FLAGS, "-x", "ir", "-", "-o", "lib.so", *LINK_FLAGS],
+        sigs, llvm_ir = _lower_in(work, opt, passes, translate, env)
+        _run([clang, *CLANG_FLAGS, "-x", "ir", "-", "-o", "lib.so", *link_flags],
              stage="native compilation", input=llvm_ir, cwd=work)
         meta = {"format": _CACHE_FORMAT, "opt_tool": opt, "pipeline": passes,
-                "functions": [s.to_json() for s in sigs.values()]}
+                "target": target, "functions": [s.to_json() for s in sigs.values()]}
         (work / "meta.json").write_text(json.dumps(meta, indent=1))
         # Metadata first: a present .so implies present metadata.
         os.replace(work / "meta.json", meta_path)
         os.replace(work / "lib.so", lib_path)
-    return CompiledModule(lib_path, sigs)
+    return loaded(sigs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -652,11 +769,81 @@ def _convert_scalar(value, t: ScalarType, where: str):
     return t.ctype(float(value))
 
 
+class _HostBuffers:
+    """Arguments and results of one call in 64-byte-aligned host memory (the CPU target)."""
+
+    def input(self, value, t: TensorType, where: str) -> np.ndarray:
+        return _prepare_input(value, t, where)
+
+    def output(self, t: TensorType) -> np.ndarray:
+        return _poisoned_output(t)
+
+    def result(self, out: np.ndarray) -> np.ndarray:
+        return out
+
+    def release(self) -> None:
+        pass
+
+
+class _ManagedBuffers(_HostBuffers):
+    """The same in CUDA managed memory from the runtime's ``mgpuMemAlloc`` (the cuda target):
+    inputs copied in, outputs poisoned there and copied back, everything freed afterwards."""
+
+    def __init__(self, runtime: ctypes.CDLL):
+        self._runtime = runtime
+        self._pointers: list[int] = []
+
+    def _managed(self, t: TensorType) -> np.ndarray:
+        nbytes = int(np.prod(t.shape, dtype=np.int64)) * t.dtype.itemsize
+        if nbytes == 0:  # the driver rejects empty allocations; nothing is read or written
+            return _aligned_empty(t.shape, t.dtype)
+        ptr = self._runtime.mgpuMemAlloc(nbytes, None, True)
+        self._pointers.append(ptr)
+        raw = (ctypes.c_uint8 * nbytes).from_address(ptr)
+        return np.frombuffer(raw, dtype=t.dtype).reshape(t.shape)
+
+    def input(self, value, t: TensorType, where: str) -> np.ndarray:
+        checked = _prepare_input(value, t, where)
+        buf = self._managed(t)
+        np.copyto(buf, checked)
+        return buf
+
+    def output(self, t: TensorType) -> np.ndarray:
+        buf = self._managed(t)
+        np.copyto(buf, _poisoned_output(t))
+        return buf
+
+    def result(self, out: np.ndarray) -> np.ndarray:
+        copy = _aligned_empty(out.shape, out.dtype)
+        np.copyto(copy, out)
+        return copy
+
+    def release(self) -> None:
+        for ptr in self._pointers:
+            self._runtime.mgpuMemFree(ptr, None)
+        self._pointers.clear()
+
+
+def _load_cuda_runtime(path: Path) -> ctypes.CDLL:
+    try:
+        lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+    except OSError as e:
+        raise RuntimeError(f"cannot load the CUDA runtime {path}: {e} (a GPU module needs the "
+                           f"CUDA driver; probe_cuda_device() says why none is usable)") from e
+    lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
+    lib.mgpuMemAlloc.restype = ctypes.c_void_p
+    lib.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    lib.mgpuMemFree.restype = None
+    return lib
+
+
 class CompiledFunction:
     """A callable wrapper of ``_mlir_ciface_<name>`` (see the module docstring for the ABI)."""
 
-    def __init__(self, lib: ctypes.CDLL, signature: FunctionSignature):
+    def __init__(self, lib: ctypes.CDLL, signature: FunctionSignature,
+                 runtime: Optional[ctypes.CDLL] = None):
         self.signature = signature
+        self._runtime = runtime
         try:
             self._cfunc = lib["_mlir_ciface_" + signature.name]
         except AttributeError as e:
@@ -688,6 +875,15 @@ class CompiledFunction:
         sig = self.signature
         if len(args) != len(sig.inputs):
             raise TypeError(f"@{sig.name} takes {len(sig.inputs)} arguments, got {len(args)}")
+        buffers = (_HostBuffers() if self._runtime is None
+                   else _ManagedBuffers(self._runtime))
+        try:
+            return self._call(args, buffers)
+        finally:
+            buffers.release()
+
+    def _call(self, args, buffers: _HostBuffers):
+        sig = self.signature
         keep_alive: list = []
         cargs: list = []
         results_struct = None
@@ -699,13 +895,13 @@ class CompiledFunction:
             if isinstance(t, ScalarType):
                 cargs.append(_convert_scalar(value, t, where))
             else:
-                arr = _prepare_input(value, t, where)
+                arr = buffers.input(value, t, where)
                 desc = _descriptor(arr)
                 keep_alive += [arr, desc]
                 cargs.append(ctypes.byref(desc))
         outputs = []
         for t in sig.tensor_results:
-            out = _poisoned_output(t)
+            out = buffers.output(t)
             desc = _descriptor(out)
             outputs.append(out)
             keep_alive.append(desc)
@@ -722,7 +918,7 @@ class CompiledFunction:
         results = []
         for t in sig.results:
             if isinstance(t, TensorType):
-                results.append(next(out_iter))
+                results.append(buffers.result(next(out_iter)))
             else:
                 v = next(scalar_iter)
                 results.append(t.dtype.type(bool(v & 1) if t.mlir == "i1" else v))
@@ -741,10 +937,19 @@ class CompiledModule:
     """A loaded library; call its functions as ``mod.name(*args)`` or ``mod.call(name, ...)``."""
 
     def __init__(self, library_path: Union[str, os.PathLike],
-                 signatures: dict[str, FunctionSignature]):
+                 signatures: dict[str, FunctionSignature], *,
+                 runtime: Union[None, str, os.PathLike] = None, load: bool = True):
+        """``runtime``: the CUDA runtime a GPU module is linked against (loaded first; calls
+        then use managed memory). ``load=False``: no dlopen (compile-only checks)."""
         self.library_path = Path(library_path)
         self.signatures = dict(signatures)
-        self._lib = ctypes.CDLL(str(self.library_path))
+        self.runtime_path = Path(runtime) if runtime is not None else None
+        self._runtime = None
+        self._lib = None
+        if load:
+            if self.runtime_path is not None:
+                self._runtime = _load_cuda_runtime(self.runtime_path)
+            self._lib = ctypes.CDLL(str(self.library_path))
         self._functions: dict[str, CompiledFunction] = {}
 
     @property
@@ -755,8 +960,11 @@ class CompiledModule:
         if name not in self.signatures:
             raise KeyError(f"no public function @{name} in module "
                            f"(available: {', '.join(self.signatures) or 'none'})")
+        if self._lib is None:
+            raise RuntimeError(f"{self.library_path.name} was compiled with load=False")
         if name not in self._functions:
-            self._functions[name] = CompiledFunction(self._lib, self.signatures[name])
+            self._functions[name] = CompiledFunction(self._lib, self.signatures[name],
+                                                     self._runtime)
         return self._functions[name]
 
     def call(self, name: str, *args):

@@ -138,6 +138,27 @@ void checkModule(const std::string &dir, const std::string &txt) {
     expect(passedToKernel(x) && passedToKernel(w) && passedToKernel(gy), name,
            "an argument reaches no kernel");
     results = {r.gx.allocated, r.gw.allocated};
+  } else if (keys["kind"] == "hq") {
+    int64_t rows = number(keys, "rows"), cols = number(keys, "cols");
+    void *gy = noAccess(rows * cols * 4);
+    MemRef<2> gym = wrap<2>(gy, {rows, cols});
+    if (keys["granularity"] == "per_row") {
+      QuantizeResults<MemRef<1>> r;
+      reinterpret_cast<QuantizeFn<MemRef<1>>>(symbol)(&r, &gym, 1234);
+      checkResult(name, "q", r.q, {rows, cols});
+      checkResult(name, "scale", r.scale, {rows});
+      results = {r.q.allocated, r.scale.allocated};
+    } else {
+      QuantizeResults<MemRef0> r;
+      reinterpret_cast<QuantizeFn<MemRef0>>(symbol)(&r, &gym, 1234);
+      checkResult(name, "q", r.q, {rows, cols});
+      expect(r.scale.offset == 0 && r.scale.allocated == r.scale.aligned &&
+                 liveAllocations.count(r.scale.allocated) == 1 &&
+                 passedToKernel(r.scale.aligned),
+             name, "scale: not a step allocation written by a kernel");
+      results = {r.q.allocated, r.scale.allocated};
+    }
+    expect(passedToKernel(gy), name, "gy reaches no kernel");
   } else {
     expect(false, name, "unknown kind '" + keys["kind"] + "'");
     return;

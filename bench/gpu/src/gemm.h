@@ -63,8 +63,8 @@ struct HotModule;
 /// list when there are none. A module that cannot load says why in its rows.
 std::vector<HotModule *> loadHotModules(const std::string &dir);
 
-/// The module of `kind` ("gemm" or "layer") for `layer`, and for a GEMM of
-/// `shape`; null when there is none.
+/// The module of `kind` ("gemm", "layer" or "hq") for `layer`, and for a GEMM
+/// of `shape`; null when there is none.
 const HotModule *findHotModule(const std::vector<HotModule *> &modules,
                                const char *kind, const std::string &layer,
                                const Shape *shape);
@@ -77,5 +77,17 @@ std::vector<Row> runHotGemm(const HotModule *module, Operands &ops);
 /// The same for a layer's HOT backward, on fresh random x, W, gy; the error
 /// is against the exact f32 products gy·W and gyᵀ·x.
 std::vector<Row> runHotLayer(const HotModule *module, const char *group);
+
+/// Calls an hq module (hot.quantize(hot.hadamard(gy)), README.md) on fresh
+/// random gy, checks q and the scales bit for bit against the host reference
+/// (hq_reference.h) and times it: wall, kernels only, and kernels only with
+/// the outputs already on the device; rates in GB/s of bytes read + written,
+/// notes with the ratio to `copyGBs`, the measured device copy bandwidth.
+std::vector<Row> runHotQuantize(const HotModule *module, double copyGBs);
+
+/// Every module of `kind` for `layer`, in file-name order.
+std::vector<const HotModule *>
+findHotModules(const std::vector<HotModule *> &modules, const char *kind,
+               const std::string &layer);
 
 #endif // HOT_BENCH_GPU_GEMM_H

@@ -12,13 +12,16 @@
 //
 // Two runtime entry points are interposed (this executable exports them, so
 // the shared objects bind to them first): mgpuMemAlloc poisons every buffer a
-// step allocates, so that unwritten outputs show, and mgpuLaunchKernel times
-// each launch with events on its stream, which gives the kernels-only time of
-// a step next to its wall time.
+// step allocates, so that unwritten outputs show (or, for the bandwidth rows of
+// the hq modules, prefetches it to the device, so that the kernels do not pay
+// the first-touch page faults of fresh managed memory), and mgpuLaunchKernel
+// times each launch with events on its stream, which gives the kernels-only
+// time of a step next to its wall time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gemm.h"
+#include "hq_reference.h"
 #include "memref.h"
 
 #include <dirent.h>
@@ -26,9 +29,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
+#include <type_traits>
 
 namespace {
 /// The runtime's `name` (the next definition after this executable's).
@@ -48,6 +53,7 @@ struct Launch {
 };
 bool recording = false;
 bool poisoning = false;
+bool prefetching = false;
 std::vector<Launch> launches;
 
 /// Sums and clears the recorded launches (after a synchronous step).
@@ -81,6 +87,13 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
   using Fn = void *(*)(uint64_t, void *, bool);
   static auto real = reinterpret_cast<Fn>(realEntry("mgpuMemAlloc"));
   void *ptr = real(sizeBytes, stream, isHostShared);
+  if (prefetching && ptr && isHostShared) {
+    cudaMemLocation device{};
+    device.type = cudaMemLocationTypeDevice;
+    device.id = 0;
+    CUDA_CHECK(cudaMemPrefetchAsync(ptr, sizeBytes, device, 0, nullptr));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
   if (poisoning && ptr && sizeBytes >= 4) {
     poisonOutput(ptr, Shape{nullptr, int64_t(sizeBytes / 4), 1, 1});
     // The memset runs on the legacy default stream, the step's kernels on the
@@ -245,6 +258,16 @@ const HotModule *findHotModule(const std::vector<HotModule *> &modules,
   return nullptr;
 }
 
+std::vector<const HotModule *>
+findHotModules(const std::vector<HotModule *> &modules, const char *kind,
+               const std::string &layer) {
+  std::vector<const HotModule *> found;
+  for (const HotModule *m : modules)
+    if (m->get("kind") == kind && m->get("layer") == layer)
+      found.push_back(m);
+  return found;
+}
+
 std::vector<Row> runHotGemm(const HotModule *module, Operands &ops) {
   const Shape &s = ops.shape;
   if (!module->problem.empty()) {
@@ -369,4 +392,161 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group) {
   for (float *p : {xd, wd, gyd})
     CUDA_CHECK(cudaFree(p));
   return rows;
+}
+
+namespace {
+/// Runs an hq module once: q [rows, cols] i8 and the scales, copied back.
+template <typename Scale>
+bool runQuantizeOnce(const HotModule *module, MemRef<2> &gym, int64_t seed,
+                     int64_t rows, int64_t cols, std::vector<int8_t> &q,
+                     std::vector<float> &scales, std::string &why) {
+  auto fn = reinterpret_cast<QuantizeFn<Scale>>(module->symbol);
+  QuantizeResults<Scale> res;
+  poisoning = true;
+  fn(&res, &gym, seed);
+  poisoning = false;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  void *qData = denseData(res.q, 1, why);
+  if (!qData)
+    return false;
+  if (res.q.sizes[0] != rows || res.q.sizes[1] != cols) {
+    why = "q has another shape";
+    return false;
+  }
+  const float *sData =
+      static_cast<const float *>(res.scale.aligned) + res.scale.offset;
+  if constexpr (std::is_same_v<Scale, MemRef<1>>) {
+    if (res.scale.sizes[0] != rows || res.scale.strides[0] != 1) {
+      why = "scales have another shape";
+      return false;
+    }
+    scales.resize(rows);
+  } else {
+    scales.resize(1);
+  }
+  q.resize(size_t(rows) * cols);
+  CUDA_CHECK(cudaMemcpy(q.data(), qData, q.size(), cudaMemcpyDefault));
+  CUDA_CHECK(cudaMemcpy(scales.data(), sData, scales.size() * sizeof(float),
+                        cudaMemcpyDefault));
+  CUDA_CHECK(cudaFree(res.q.allocated));
+  CUDA_CHECK(cudaFree(res.scale.allocated));
+  return true;
+}
+
+template <typename Scale>
+void freeQuantizeStep(const HotModule *module, MemRef<2> &gym, int64_t seed) {
+  QuantizeResults<Scale> res;
+  reinterpret_cast<QuantizeFn<Scale>>(module->symbol)(&res, &gym, seed);
+  CUDA_CHECK(cudaFree(res.q.allocated));
+  CUDA_CHECK(cudaFree(res.scale.allocated));
+}
+} // namespace
+
+std::vector<Row> runHotQuantize(const HotModule *module, double copyGBs) {
+  int64_t rows = module->number("rows"), cols = module->number("cols"),
+          block = module->number("block");
+  int bits = int(module->number("bits"));
+  bool perRow = module->get("granularity") == "per_row";
+  std::string group = std::string(module->get("layer")) +
+                      " hadamard+quantize " + module->get("granularity");
+  std::string shape = std::to_string(rows) + " x " + std::to_string(cols) +
+                      ", block " + std::to_string(block) + ", " +
+                      std::to_string(bits) + " bits";
+  auto problemRow = [&](const std::string &why) {
+    Row r;
+    r.group = group;
+    r.shape = shape;
+    r.impl = "hot " + module->get("library");
+    r.note = why;
+    return std::vector<Row>{r};
+  };
+  if (!module->problem.empty())
+    return problemRow(module->problem);
+  if (module->get("rounding") != "stochastic" ||
+      module->get("scale") != "maxabs")
+    return problemRow("the harness checks maxabs + stochastic modules only");
+
+  // Normal values: a realistic spread of row maxima (not all rows alike).
+  std::vector<float> gy;
+  fillUniform(gy, size_t(rows) * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      gy[size_t(i) * cols + j] *= 1.0f + float(i % 7);
+  float *gyd = nullptr;
+  CUDA_CHECK(cudaMalloc(&gyd, gy.size() * sizeof(float)));
+  CUDA_CHECK(cudaMemcpy(gyd, gy.data(), gy.size() * sizeof(float),
+                        cudaMemcpyHostToDevice));
+  MemRef<2> gym = wrap<2>(gyd, {rows, cols});
+  const int64_t seed = 0x5eed1234abcdLL;
+
+  // The check: the whole q and every scale, bit for bit, against the host
+  // reference of docs/numerics.md (stochastic rounding included: the hash is
+  // part of the contract).
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+  std::string why;
+  bool ran = perRow ? runQuantizeOnce<MemRef<1>>(module, gym, seed, rows, cols,
+                                                 q, scales, why)
+                    : runQuantizeOnce<MemRef0>(module, gym, seed, rows, cols, q,
+                                               scales, why);
+  if (!ran) {
+    CUDA_CHECK(cudaFree(gyd));
+    return problemRow(why);
+  }
+  std::vector<int8_t> refQ;
+  std::vector<float> refScales;
+  hq::reference(gy, rows, cols, block, bits, perRow, seed, refQ, refScales);
+  const int qmax = (1 << (bits - 1)) - 1;
+  long long qDiff = 0, outOfRange = 0, scaleDiff = 0;
+  int maxDelta = 0;
+  for (size_t e = 0; e < q.size(); ++e) {
+    if (q[e] < -qmax || q[e] > qmax)
+      ++outOfRange; // poison bytes or a wrong clamp
+    int delta = std::abs(int(q[e]) - int(refQ[e]));
+    qDiff += delta != 0;
+    maxDelta = std::max(maxDelta, delta);
+  }
+  for (size_t g = 0; g < scales.size(); ++g) {
+    uint32_t a, b;
+    std::memcpy(&a, &scales[g], 4);
+    std::memcpy(&b, &refScales[g], 4);
+    scaleDiff += a != b;
+  }
+  char check[160];
+  std::snprintf(check, sizeof(check),
+                "; exact check: q %lld of %zu differ (max |dq| %d), scales "
+                "%lld of %zu differ",
+                qDiff, q.size(), maxDelta, scaleDiff, scales.size());
+
+  // Bytes that must move: gy read once, q and the scales written once.
+  double bytes = double(rows) * cols * (sizeof(float) + 1) +
+                 double(scales.size()) * sizeof(float);
+  auto step = [&] {
+    if (perRow)
+      freeQuantizeStep<MemRef<1>>(module, gym, seed);
+    else
+      freeQuantizeStep<MemRef0>(module, gym, seed);
+  };
+  std::vector<Row> out =
+      stepRows(module, group, shape, bytes / 1e3, "GB/s",
+               double(qDiff) / double(q.size()), outOfRange, step);
+  // The kernels' own bandwidth: outputs prefetched to the device first.
+  prefetching = true;
+  std::vector<Row> fast =
+      stepRows(module, group, shape, bytes / 1e3, "GB/s",
+               double(qDiff) / double(q.size()), outOfRange, step);
+  prefetching = false;
+  Row k = fast[1];
+  k.impl = "hot " + module->get("library") +
+           " (kernels only, outputs on the device)";
+  out.push_back(k);
+  for (Row &r : out) {
+    char ratio[64];
+    std::snprintf(ratio, sizeof(ratio), "; %.0f%% of device copy",
+                  100.0 * r.rate / copyGBs);
+    r.note += ratio;
+    r.note += check;
+  }
+  CUDA_CHECK(cudaFree(gyd));
+  return out;
 }

@@ -8,7 +8,8 @@
 // table: device copy bandwidth, then for each backward GEMM of a ViT-B layer
 // (64 images of 197 tokens) cuBLAS FP32 / TF32 / BF16, cuBLASLt int8 and the
 // project's modules lowered by export.py into KERNEL_DIR ("not built" when it
-// has none), then each layer's HOT backward against cuBLAS (README.md).
+// has none), then each layer's fused hadamard + quantize of gy against the
+// device copy bandwidth and its HOT backward against cuBLAS (README.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 #include "gemm.h"
 
 #include <cublasLt.h>
+
+#include <algorithm>
 
 int main(int argc, char **argv) {
   std::string kernelDir = argc > 1 ? argv[1] : "kernels";
@@ -31,6 +34,10 @@ int main(int argc, char **argv) {
               driver, cublasLtGetVersion());
 
   std::vector<Row> rows = measureCopies(size_t(1) << 30);
+  // The memory ceiling the hadamard + quantize rows are compared with.
+  double copyGBs = 0;
+  for (const Row &r : rows)
+    copyGBs = std::max(copyGBs, r.rate);
 
   Libraries *libs = createLibraries();
   std::vector<HotModule *> modules = loadHotModules(kernelDir);
@@ -106,6 +113,11 @@ int main(int argc, char **argv) {
       r.ms = floatMs[v];
       rows.push_back(r);
     }
+    // The fused hadamard + quantize of gy (per row, per tensor) against the
+    // device copy bandwidth.
+    for (const HotModule *hq : findHotModules(modules, "hq", layer.name))
+      for (Row &r : runHotQuantize(hq, copyGBs))
+        rows.push_back(r);
     const HotModule *m = findHotModule(modules, "layer", layer.name, nullptr);
     if (!m) {
       Shape s{group.c_str(), tokens, layer.in, layer.out};

@@ -15,6 +15,9 @@
 //     result: { ptr, ptr, i64, [2 x i64], [2 x i64] } written by the callee
 //   void _mlir_ciface_layer_qkv(ptr %r, ptr %x, ptr %w, ptr %gy, i64 %seed)
 //     r: { desc2, desc2 } (gx, gw) written by the callee; x, gy rank 3
+//   void _mlir_ciface_hq_qkv(ptr %r, ptr %gy, i64 %seed)
+//     r: { desc2, desc1 } (q, per-row scales) written by the callee;
+//     hq_qkv_tensor: { desc2, desc0 } (q, the per-tensor scale)
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,8 +72,26 @@ struct LayerResults {
 using LayerFn = void (*)(LayerResults *, MemRef<3> *, MemRef<2> *, MemRef<3> *,
                          int64_t);
 
+/// A rank-0 memref descriptor (no sizes, no strides).
+struct MemRef0 {
+  void *allocated = nullptr, *aligned = nullptr;
+  int64_t offset = 0;
+};
+/// hq modules: q[N,O] i8 and the scales (MemRef<1> per row, MemRef0 per
+/// tensor) of hot.quantize(hot.hadamard(gy[N,O])) with a seed (stochastic
+/// rounding); both results returned through one struct.
+template <typename Scale> struct QuantizeResults {
+  MemRef<2> q;
+  Scale scale;
+};
+template <typename Scale>
+using QuantizeFn = void (*)(QuantizeResults<Scale> *, MemRef<2> *, int64_t);
+
 // The LLVM struct layouts above, with no padding.
 static_assert(sizeof(MemRef<2>) == 7 * 8 && sizeof(MemRef<3>) == 9 * 8);
 static_assert(offsetof(LayerResults, gw) == sizeof(MemRef<2>));
+static_assert(sizeof(MemRef<1>) == 5 * 8 && sizeof(MemRef0) == 3 * 8);
+static_assert(sizeof(QuantizeResults<MemRef<1>>) == 12 * 8 &&
+              sizeof(QuantizeResults<MemRef0>) == 10 * 8);
 
 #endif // HOT_BENCH_GPU_MEMREF_H

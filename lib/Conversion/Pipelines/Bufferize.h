@@ -16,8 +16,9 @@ namespace mlir::hot {
 /// What every lowering pipeline starts with: the remaining hot ops and
 /// elementwise arith/math on tensors become linalg, then One-Shot
 /// Bufferize across function boundaries with identity-layout memrefs (what
-/// C callers and kernels expect).
-void addLinalgBufferizePasses(OpPassManager &pm);
+/// C callers and kernels expect), optionally tensor results turned into
+/// caller-allocated trailing arguments, and the deallocation pipeline.
+void addLinalgBufferizePasses(OpPassManager &pm, bool resultsToOutParams);
 
 } // namespace mlir::hot
 

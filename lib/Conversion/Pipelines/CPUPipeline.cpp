@@ -22,17 +22,7 @@ using namespace mlir;
 
 void mlir::hot::buildHotLowerToCPUPipeline(
     OpPassManager &pm, const HotLowerToCPUOptions &options) {
-  addLinalgBufferizePasses(pm);
-  if (options.resultsToOutParams) {
-    bufferization::BufferResultsToOutParamsPassOptions outParams;
-    // hoist-static-allocs would save a copy per result, but MLIR 22 crashes
-    // on a function that returns the same buffer twice (AOTAutograd forwards
-    // return a saved tensor and its alias as one value).
-    outParams.hoistStaticAllocs = false;
-    outParams.modifyPublicFunctions = true;
-    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  }
-  bufferization::buildBufferDeallocationPipeline(pm);
+  addLinalgBufferizePasses(pm, options.resultsToOutParams);
 
   // Wrappers are requested before any pass declares library functions, so
   // that only the module's own functions get one.

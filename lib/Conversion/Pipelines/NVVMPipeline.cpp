@@ -52,16 +52,8 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
 
   // Everything else: linalg on tensors, buffers, parallel loops mapped to
   // blocks and threads (correct, not fast).
-  addLinalgBufferizePasses(pm);
-  if (options.resultsToOutParams) {
-    // As hot-lower-to-cpu: no hoisting (MLIR 22 crashes on a buffer returned
-    // twice); the copies into the out-params become kernels below.
-    bufferization::BufferResultsToOutParamsPassOptions outParams;
-    outParams.hoistStaticAllocs = false;
-    outParams.modifyPublicFunctions = true;
-    pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  }
-  bufferization::buildBufferDeallocationPipeline(pm);
+  // Results into out-params: the copies into them become kernels below.
+  addLinalgBufferizePasses(pm, options.resultsToOutParams);
   // Before gpu-to-llvm declares the mgpu* functions: only the module's own
   // functions get a wrapper.
   if (options.cInterface)
