@@ -185,3 +185,58 @@ def test_gpu_matches_cpu(hot_opt, device, tmp_path):
     y = gpu.matmul_rescale(a, b, sa, sb)
     np.testing.assert_array_equal(y.view(np.uint32),
                                   cpu.matmul_rescale(a, b, sa, sb).view(np.uint32))
+
+
+# The tensor-core kernel on shapes that are no multiple of its tiles (M, N predicated, K padded),
+# with every operand layout; 4-bit operands (from 4-bit quantizes) take the packed s4 MMA on
+# sm_80/86/89 and s8 on sm_90.
+SHAPES = [(1, 1, 1), (1, 17, 33), (197, 33, 65), (130, 129, 200), (256, 128, 128)]
+
+
+def _int_matmul_module(m, n, k, ta, tb, bits):
+    a_shape = f"{k}x{m}" if ta else f"{m}x{k}"
+    b_shape = f"{n}x{k}" if tb else f"{k}x{n}"
+    return f"""
+func.func @product(%a: tensor<{a_shape}xf32>, %b: tensor<{b_shape}xf32>) -> tensor<{m}x{n}xi32> {{
+  %qa, %sa = hot.quantize %a bits {bits} granularity per_tensor scale maxabs rounding nearest
+      : tensor<{a_shape}xf32> -> tensor<{a_shape}xi8>, tensor<f32>
+  %qb, %sb = hot.quantize %b bits {bits} granularity per_tensor scale maxabs rounding nearest
+      : tensor<{b_shape}xf32> -> tensor<{b_shape}xi8>, tensor<f32>
+  %acc = hot.int_matmul %qa{' transposed' if ta else ''}, %qb{' transposed' if tb else ''}
+      : tensor<{a_shape}xi8>, tensor<{b_shape}xi8> -> tensor<{m}x{n}xi32>
+  return %acc : tensor<{m}x{n}xi32>
+}}
+"""
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+@pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_int_matmul_shapes_on_gpu(hot_opt, device, tmp_path, m, n, k, ta, tb, bits):
+    _require_toolchain(hot_opt)
+    text = _int_matmul_module(m, n, k, ta, tb, bits)
+    gpu = runner.compile_module(text, target="cuda", chip=_chip(device), cache_dir=tmp_path)
+    rng = np.random.default_rng([m, n, k, ta, tb, bits])
+    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
+    qa, _ = reference.quantize(a, bits, "per_tensor", "maxabs", "nearest")
+    qb, _ = reference.quantize(b, bits, "per_tensor", "maxabs", "nearest")
+    lhs = qa.astype(np.int64).T if ta else qa.astype(np.int64)
+    rhs = qb.astype(np.int64).T if tb else qb.astype(np.int64)
+    np.testing.assert_array_equal(gpu.product(a, b), lhs @ rhs)
+
+
+@pytest.mark.parametrize("chip,bits,mma", [("sm_80", 4, "m16n8k64"), ("sm_90", 4, "m16n8k32"),
+                                           ("sm_90", 8, "m16n8k32")])
+@pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_int_matmul_shapes_lower(hot_opt, m, n, k, ta, tb, chip, bits, mma):
+    """What the GPU test above runs lowers to PTX with the MMA the chip calls for (here,
+    without a GPU)."""
+    proc = subprocess.run([hot_opt, *runner.cuda_pipeline(chip, "isa"), "-o", "-"],
+                          input=_int_matmul_module(m, n, k, ta, tb, bits),
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert f"mma.sync.aligned.{mma}.row.col" in proc.stdout
+    other = "m16n8k32" if mma == "m16n8k64" else "m16n8k64"
+    assert f"mma.sync.aligned.{other}" not in proc.stdout
