@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+# ===- ptxas_report.py - Registers, spills and SASS of the GPU kernels ---===#
+#
+# Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+#
+# ===----------------------------------------------------------------------===#
+"""What can be measured of the GPU kernels without a GPU: for one ViT-B linear layer's HOT
+backward (the `layer_<name>` module of export.py: gy Hadamard + 4-bit quantize, the gx
+product, HLA, 8-bit quantize, the gw product, rescales), lowered by
+`hot-opt --hot-lower-to-nvvm{chip=...}` for each chip, ptxas -v's registers, spill bytes and
+shared memory of every kernel of our own (`hot_*`; the generic linalg kernels are summed up in
+one row) and, where cuobjdump is available, the tensor-core instructions in the SASS.
+
+    .venv/bin/python bench/gpu/ptxas_report.py [--layers qkv fc2] [--chips sm_80 sm_90]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "test" / "Integration" / "GPU"))
+
+import export  # noqa: E402
+
+extract_ptx = __import__("extract-ptx")
+
+
+def find_tool(name):
+    for d in ("/usr/local/cuda/bin",):
+        if os.access(os.path.join(d, name), os.X_OK):
+            return os.path.join(d, name)
+    found = sorted((ROOT / ".venv").glob(f"lib/python3*/site-packages/nvidia/*/bin/{name}"))
+    return str(found[-1]) if found else shutil.which(name)
+
+
+def lower_to_ptx(hot_opt, text, chip):
+    rewritten = subprocess.run([hot_opt, "--hot-rewrite-backward-matmuls=remarks=false"],
+                               input=text, capture_output=True, text=True, check=True).stdout
+    lowered = subprocess.run([hot_opt, f"--hot-lower-to-nvvm=chip={chip} format=isa"],
+                             input=rewritten, capture_output=True, text=True, check=True).stdout
+    ptx = re.findall(r'gpu\.binary @hot_kernels[^\n]*?assembly = "((?:[^"\\]|\\.)*)"', lowered)
+    generic = re.findall(r'gpu\.binary @(?!hot_kernels)[\w$.]+[^\n]*?assembly = '
+                         r'"((?:[^"\\]|\\.)*)"', lowered)
+    return [extract_ptx.unescape(p) for p in ptx], [extract_ptx.unescape(p) for p in generic]
+
+
+def ptxas(ptxas_bin, ptx, chip, work):
+    src, cubin = work / "k.ptx", work / "k.cubin"
+    src.write_text(ptx)
+    out = subprocess.run([ptxas_bin, f"-arch={chip}", "-v", str(src), "-o", str(cubin)],
+                         capture_output=True, text=True, check=True).stderr
+    kernels, name = {}, None
+    for line in out.splitlines():
+        m = re.search(r"Compiling entry function '(\w+)'", line)
+        if m:
+            name = m.group(1)
+            kernels[name] = {"regs": 0, "spill": 0, "smem": 0}
+        m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and name:
+            kernels[name]["spill"] = int(m.group(1)) + int(m.group(2))
+        m = re.search(r"Used (\d+) registers", line)
+        if m and name:
+            kernels[name]["regs"] = int(m.group(1))
+            s = re.search(r"(\d+) bytes smem", line)
+            kernels[name]["smem"] = int(s.group(1)) if s else 0
+    return kernels, cubin
+
+
+def sass_mma(cuobjdump, cubin):
+    """Per kernel: the counts of IMMA instructions by shape and type."""
+    if cuobjdump is None:
+        return {}
+    env = dict(os.environ)
+    nvdisasm = find_tool("nvdisasm")
+    if nvdisasm:
+        env["PATH"] = os.path.dirname(nvdisasm) + os.pathsep + env.get("PATH", "")
+    text = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True,
+                          check=True, env=env).stdout
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.search(r"Function : (\w+)", line)
+        if m:
+            name = m.group(1)
+            out[name] = {}
+        m = re.search(r"\b(IMMA\.\d+\.[SU]\d\.[SU]\d)", line)
+        if m and name:
+            out[name][m.group(1)] = out[name].get(m.group(1), 0) + 1
+    return out
+
+
+def short(name):
+    """hot_int_mma_s8_768x768x6464_t128x... -> int_mma_s8 768x768x6464."""
+    m = re.match(r"hot_(int_mma_s[48])_(\d+x\d+x\d+)", name)
+    if m:
+        return f"{m.group(1)} {m.group(2)}"
+    m = re.match(r"hot_([a-z_]+?)_(\d+x\d+(?:x\d+)?)", name)
+    return f"{m.group(1)} {m.group(2)}" if m else name
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--hot-opt", default=str(ROOT / "build" / "bin" / "hot-opt"))
+    p.add_argument("--layers", nargs="+", default=[l[0] for l in export.LAYERS])
+    p.add_argument("--chips", nargs="+", default=["sm_80", "sm_86", "sm_89", "sm_90"])
+    a = p.parse_args(argv)
+    ptxas_bin, cuobjdump = find_tool("ptxas"), find_tool("cuobjdump")
+    if ptxas_bin is None:
+        sys.exit("ptxas_report.py: no ptxas (CUDA toolkit)")
+
+    print("| layer | chip | kernel | registers | spill bytes | smem bytes | SASS tensor-core ops |")
+    print("|---|---|---|---|---|---|---|")
+    for name, o, i in export.LAYERS:
+        if name not in a.layers:
+            continue
+        text = export.layer_module(f"layer_{name}", o, i)
+        for chip in a.chips:
+            ours, generic = lower_to_ptx(a.hot_opt, text, chip)
+            with tempfile.TemporaryDirectory() as tmp:
+                work = Path(tmp)
+                kernels, cubin = ptxas(ptxas_bin, "".join(ours), chip, work)
+                mma = sass_mma(cuobjdump, cubin)
+                for k, r in kernels.items():
+                    ops = ", ".join(f"{n}× {op}" for op, n in sorted(mma.get(k, {}).items()))
+                    print(f"| {name} | {chip} | {short(k)} | {r['regs']} | {r['spill']} | "
+                          f"{r['smem']} | {ops or '-' if cuobjdump else 'n/a'} |")
+                gen = {}
+                for idx, ptx in enumerate(generic):   # one gpu.module per outlined launch
+                    ks, _ = ptxas(ptxas_bin, ptx, chip, work)
+                    gen.update({(idx, k): r for k, r in ks.items()})
+                if gen:
+                    print(f"| {name} | {chip} | {len(gen)} generic linalg kernels | "
+                          f"≤ {max(r['regs'] for r in gen.values())} | "
+                          f"{sum(r['spill'] for r in gen.values())} | "
+                          f"≤ {max(r['smem'] for r in gen.values())} | - |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
