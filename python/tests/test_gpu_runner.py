@@ -1,9 +1,10 @@
 """The runner's CUDA target: hot ops lowered by hot-opt --hot-lower-to-nvvm, linked against
 libhot_cuda_runtime.so, called with numpy arrays in managed memory.
 
-Compiling and linking run everywhere hot-opt, the CUDA toolkit (ptxas, fatbinary) and the
-runtime library are; the calls only where the runtime's probe finds a usable GPU (skipped, with
-the probe's reason, elsewhere).
+Everything here runs without a GPU: compiling and linking (where hot-opt, the CUDA toolkit and
+the runtime library are), the calling machinery against a host-only stand-in of the runtime,
+and the lowering of the GPU tests' modules to PTX. The calls on a real GPU are in
+test_gpu_execution.py.
 """
 
 import ctypes
@@ -14,62 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hot import reference, runner
-
-ROWS, COLS, OUT = 64, 128, 48
-
-# gy -> hadamard + quantize (per row, the fused kernel) and an i8 product rescaled to f32: the
-# ops the GPU lowering turns into its own kernels.
-MODULE = f"""
-func.func @quantize(%x: tensor<{ROWS}x{COLS}xf32>)
-    -> (tensor<{ROWS}x{COLS}xi8>, tensor<{ROWS}xf32>) {{
-  %h = hot.hadamard %x along 1 block 16 : tensor<{ROWS}x{COLS}xf32>
-  %q, %s = hot.quantize %h bits 8 granularity per_row scale maxabs rounding nearest
-      : tensor<{ROWS}x{COLS}xf32> -> tensor<{ROWS}x{COLS}xi8>, tensor<{ROWS}xf32>
-  return %q, %s : tensor<{ROWS}x{COLS}xi8>, tensor<{ROWS}xf32>
-}}
-
-func.func @quantize_stochastic(%x: tensor<{ROWS}x{COLS}xf32>, %seed: i64)
-    -> (tensor<{ROWS}x{COLS}xi8>, tensor<f32>) {{
-  %h = hot.hadamard %x along 1 block 16 : tensor<{ROWS}x{COLS}xf32>
-  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs rounding stochastic
-      seed %seed : tensor<{ROWS}x{COLS}xf32> -> tensor<{ROWS}x{COLS}xi8>, tensor<f32>
-  return %q, %s : tensor<{ROWS}x{COLS}xi8>, tensor<f32>
-}}
-
-func.func @matmul_rescale(%a: tensor<{ROWS}x{COLS}xi8>, %b: tensor<{OUT}x{COLS}xi8>,
-                          %sa: tensor<{ROWS}xf32>, %sb: tensor<{OUT}xf32>)
-    -> tensor<{ROWS}x{OUT}xf32> {{
-  %acc = hot.int_matmul %a, %b transposed
-      : tensor<{ROWS}x{COLS}xi8>, tensor<{OUT}x{COLS}xi8> -> tensor<{ROWS}x{OUT}xi32>
-  %y = hot.rescale %acc, %sa, %sb
-      : tensor<{ROWS}x{OUT}xi32>, tensor<{ROWS}xf32>, tensor<{OUT}xf32> -> tensor<{ROWS}x{OUT}xf32>
-  return %y : tensor<{ROWS}x{OUT}xf32>
-}}
-"""
-
-
-def _require_toolchain(hot_opt):
-    try:
-        runtime = runner.find_cuda_runtime()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-    if shutil.which("ptxas") is None and not Path("/usr/local/cuda/bin/ptxas").exists():
-        pytest.skip("no ptxas: the fatbin needs the CUDA toolkit")
-    return runtime
-
-
-@pytest.fixture(scope="module")
-def device():
-    """(major, minor) of device 0; skips with the probe's reason when there is no usable GPU."""
-    capability, why = runner.probe_cuda_device()
-    if capability is None:
-        pytest.skip(f"no usable CUDA device: {why}")
-    return capability
-
-
-def _chip(capability=None):
-    return f"sm_{capability[0]}{capability[1]}" if capability else "sm_90"
+from hot import runner
+from gpu_cases import (COLS, MODULE, ROWS, SHAPES, _chip, _int_matmul_module,  # noqa: F401
+                       _require_toolchain)
 
 
 @pytest.mark.parametrize("toolkit_env", [True, False])
@@ -153,77 +101,6 @@ def test_managed_buffers_without_a_gpu(hot_opt, tmp_path, monkeypatch):
     params = {lib.fakeParam(k, i) for k in range(launches) for i in range(24)}
     # The kernels were given the input's managed copy, not the numpy array itself.
     assert x.ctypes.data not in params
-
-
-def test_gpu_matches_cpu(hot_opt, device, tmp_path):
-    _require_toolchain(hot_opt)
-    gpu = runner.compile_module(MODULE, target="cuda", chip=_chip(device), cache_dir=tmp_path)
-    cpu = runner.compile_module(MODULE, cache_dir=tmp_path)
-    rng = np.random.default_rng(7)
-    x = (rng.standard_normal((ROWS, COLS)) * (1 + np.arange(ROWS)[:, None] % 5)).astype(
-        np.float32)
-    x[3] = 0  # an all-zero row: scale 0, q 0
-
-    q, s = gpu.quantize(x)
-    q_cpu, s_cpu = cpu.quantize(x)
-    np.testing.assert_array_equal(q, q_cpu)
-    np.testing.assert_array_equal(s.view(np.uint32), s_cpu.view(np.uint32))
-    q_ref, s_ref = reference.quantize(reference.hadamard(x, 1, 16), 8, "per_row",
-                                      "maxabs", "nearest")
-    np.testing.assert_array_equal(q, q_ref)
-
-    for seed in (1234, -3):
-        q, s = gpu.quantize_stochastic(x, seed)
-        q_cpu, s_cpu = cpu.quantize_stochastic(x, seed)
-        np.testing.assert_array_equal(q, q_cpu)
-        assert s.view(np.uint32) == s_cpu.view(np.uint32)
-
-    a = rng.integers(-127, 128, (ROWS, COLS), dtype=np.int8)
-    b = rng.integers(-127, 128, (OUT, COLS), dtype=np.int8)
-    sa = rng.random(ROWS, dtype=np.float32)
-    sb = rng.random(OUT, dtype=np.float32)
-    y = gpu.matmul_rescale(a, b, sa, sb)
-    np.testing.assert_array_equal(y.view(np.uint32),
-                                  cpu.matmul_rescale(a, b, sa, sb).view(np.uint32))
-
-
-# The tensor-core kernel on shapes that are no multiple of its tiles (M, N predicated, K padded),
-# with every operand layout; 4-bit operands (from 4-bit quantizes) take the packed s4 MMA on
-# sm_80/86/89 and s8 on sm_90.
-SHAPES = [(1, 1, 1), (1, 17, 33), (197, 33, 65), (130, 129, 200), (256, 128, 128)]
-
-
-def _int_matmul_module(m, n, k, ta, tb, bits):
-    a_shape = f"{k}x{m}" if ta else f"{m}x{k}"
-    b_shape = f"{n}x{k}" if tb else f"{k}x{n}"
-    return f"""
-func.func @product(%a: tensor<{a_shape}xf32>, %b: tensor<{b_shape}xf32>) -> tensor<{m}x{n}xi32> {{
-  %qa, %sa = hot.quantize %a bits {bits} granularity per_tensor scale maxabs rounding nearest
-      : tensor<{a_shape}xf32> -> tensor<{a_shape}xi8>, tensor<f32>
-  %qb, %sb = hot.quantize %b bits {bits} granularity per_tensor scale maxabs rounding nearest
-      : tensor<{b_shape}xf32> -> tensor<{b_shape}xi8>, tensor<f32>
-  %acc = hot.int_matmul %qa{' transposed' if ta else ''}, %qb{' transposed' if tb else ''}
-      : tensor<{a_shape}xi8>, tensor<{b_shape}xi8> -> tensor<{m}x{n}xi32>
-  return %acc : tensor<{m}x{n}xi32>
-}}
-"""
-
-
-@pytest.mark.parametrize("bits", [8, 4])
-@pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
-@pytest.mark.parametrize("m,n,k", SHAPES)
-def test_int_matmul_shapes_on_gpu(hot_opt, device, tmp_path, m, n, k, ta, tb, bits):
-    _require_toolchain(hot_opt)
-    text = _int_matmul_module(m, n, k, ta, tb, bits)
-    gpu = runner.compile_module(text, target="cuda", chip=_chip(device), cache_dir=tmp_path)
-    rng = np.random.default_rng([m, n, k, ta, tb, bits])
-    a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
-    b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
-    qa, _ = reference.quantize(a, bits, "per_tensor", "maxabs", "nearest")
-    qb, _ = reference.quantize(b, bits, "per_tensor", "maxabs", "nearest")
-    lhs = qa.astype(np.int64).T if ta else qa.astype(np.int64)
-    rhs = qb.astype(np.int64).T if tb else qb.astype(np.int64)
-    np.testing.assert_array_equal(gpu.product(a, b), lhs @ rhs)
 
 
 @pytest.mark.parametrize("chip,bits,mma", [("sm_80", 4, "m16n8k64"), ("sm_90", 4, "m16n8k32"),
