@@ -272,31 +272,30 @@ void KernelEmitter::computeStage(Value stage, SmallVectorImpl<Value> &accs) {
   Value aLaneRow = rem(lane, 16), aLaneChunk = div(lane, 16);
   Value bLaneRow = rem(lane, 8), bLaneChunk = rem(div(lane, 8), 2);
   Value aWarpRow = mul(warpRow, t.warpM), bWarpRow = mul(warpCol, t.warpN);
+  // `count` fragments of `rows` rows each (16 for A with ldmatrix.x4, 8 for B
+  // with .x2), starting at `warpRow` of the stage, K chunk `chunkBase`.
+  auto loadFragments = [&](Value shared, Type type, Value warpRow,
+                           Value laneRow, Value laneChunk, int64_t count,
+                           int64_t rows, int64_t numTiles, int64_t chunkBase) {
+    SmallVector<Value> frags;
+    for (int64_t i = 0; i < count; ++i) {
+      Value row = add(add(warpRow, i * rows), laneRow);
+      Value byte = swizzledByte(row, add(laneChunk, chunkBase));
+      Value frag = nvgpu::LdMatrixOp::create(b, type, shared,
+                                             ValueRange{stage, row, byte},
+                                             /*transpose=*/false, numTiles);
+      frags.push_back(s4 ? bitcastToI4(frag) : frag);
+    }
+    return frags;
+  };
   for (int64_t ks = 0; ks < t.tileKBytes / kMmaKBytes; ++ks) {
     int64_t chunkBase = ks * (kMmaKBytes / kChunkBytes);
-    SmallVector<Value> aFrags, bFrags;
-    for (int64_t mi = 0; mi < numM; ++mi) {
-      Value row = add(add(aWarpRow, mi * 16), aLaneRow);
-      Value byte = swizzledByte(row, add(aLaneChunk, chunkBase));
-      Value frag = nvgpu::LdMatrixOp::create(b, aType, sharedA,
-                                             ValueRange{stage, row, byte},
-                                             /*transpose=*/false,
-                                             /*numTiles=*/4);
-      if (s4)
-        frag = bitcastToI4(frag);
-      aFrags.push_back(frag);
-    }
-    for (int64_t ni = 0; ni < numN; ++ni) {
-      Value row = add(add(bWarpRow, ni * 8), bLaneRow);
-      Value byte = swizzledByte(row, add(bLaneChunk, chunkBase));
-      Value frag = nvgpu::LdMatrixOp::create(b, bType, sharedB,
-                                             ValueRange{stage, row, byte},
-                                             /*transpose=*/false,
-                                             /*numTiles=*/2);
-      if (s4)
-        frag = bitcastToI4(frag);
-      bFrags.push_back(frag);
-    }
+    SmallVector<Value> aFrags =
+        loadFragments(sharedA, aType, aWarpRow, aLaneRow, aLaneChunk, numM,
+                      /*rows=*/16, /*numTiles=*/4, chunkBase);
+    SmallVector<Value> bFrags =
+        loadFragments(sharedB, bType, bWarpRow, bLaneRow, bLaneChunk, numN,
+                      /*rows=*/8, /*numTiles=*/2, chunkBase);
     for (int64_t mi = 0; mi < numM; ++mi)
       for (int64_t ni = 0; ni < numN; ++ni) {
         Value &acc = accs[mi * numN + ni];
