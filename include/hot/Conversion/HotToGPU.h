@@ -24,23 +24,38 @@ enum class IntMmaKind {
   /// `mma.sync m16n8k64` on s4 operands packed two per byte, low nibble first
   /// (native on sm_80, sm_86 and sm_89 only).
   S4,
+  /// `wgmma.mma_async m64nNk32` on s8 operands (sm_90a only): a warpgroup of
+  /// four warps per 64 rows of the block tile, N = the block tile's columns,
+  /// both operands read from shared memory through matrix descriptors.
+  WgmmaS8,
 };
 
 /// Thread-block and warp tiling of the kernel. Sizes along K are in bytes of
 /// the (possibly packed) operands: 64 bytes are 64 s8 or 128 s4 values.
+/// wgmma kernels ignore warpM and warpN: each warpgroup computes 64 rows and
+/// all tileN columns of the block tile.
 struct IntMmaTiling {
   int64_t tileM = 128;
   int64_t tileN = 128;
   int64_t tileKBytes = 64;
   int64_t warpM = 64;
   int64_t warpN = 32;
-  /// Shared-memory stages of the cp.async pipeline (at least 2).
+  /// Shared-memory stages of the cp.async pipeline.
   int64_t stages = 3;
 
-  int64_t numWarps() const { return (tileM / warpM) * (tileN / warpN); }
-  int64_t numThreads() const { return 32 * numWarps(); }
-  /// Static shared memory of one thread block, in bytes.
-  int64_t sharedBytes() const { return stages * (tileM + tileN) * tileKBytes; }
+  /// The defaults of a kernel kind: 128x128x64 bytes, 8 warps of 64x32 and 3
+  /// stages (48 KiB of static shared memory) for mma.sync; 128x128x128 bytes,
+  /// two warpgroups and 4 stages (129 KiB of dynamic shared memory) for
+  /// wgmma.
+  static IntMmaTiling getDefault(IntMmaKind kind);
+
+  /// Threads of one block: 32 per warp tile for mma.sync, 128 per 64 rows for
+  /// wgmma.
+  int64_t numThreads(IntMmaKind kind) const;
+  /// Shared memory of one thread block, in bytes: static for mma.sync,
+  /// dynamic for wgmma (with 1 KiB to align the tiles to the 128-byte
+  /// swizzle's 1 KiB period).
+  int64_t sharedBytes(IntMmaKind kind) const;
 };
 
 /// What the kernel writes: the exact i32 product, or the fused `hot.rescale`
@@ -68,10 +83,12 @@ struct IntMmaKernelSpec {
   std::string getKernelName() const;
 };
 
-/// Checks that `tiling` can be built (warp tiles of whole MMA shapes, every
-/// thread copying whole 16-byte chunks, shared memory within the 48 KiB of
-/// static shared memory). Returns a description of the first problem.
-LogicalResult verifyIntMmaTiling(const IntMmaTiling &tiling,
+/// Checks that `tiling` can be built for `kind` (warp tiles of whole MMA
+/// shapes, every thread copying whole 16-byte chunks, shared memory within
+/// the 48 KiB of static shared memory for mma.sync and the 227 KiB of
+/// dynamic shared memory for wgmma). Returns a description of the first
+/// problem.
+LogicalResult verifyIntMmaTiling(const IntMmaTiling &tiling, IntMmaKind kind,
                                  std::string &reason);
 
 /// The kernel's arguments, in order: A memref<M x KBytes x i8>, B
@@ -82,14 +99,22 @@ SmallVector<Type> getIntMmaKernelArgumentTypes(MLIRContext *ctx,
 
 /// Builds (or finds, when one with the same spec exists) the `gpu.func`
 /// kernel of `spec` in `module`: a grid of ceil(N / tileN) x ceil(M / tileM)
-/// blocks of `tiling.numThreads()` threads. Operands go global -> shared with
-/// 16-byte `nvgpu.device_async_copy` (zero-filled beyond M, N and K) through a
-/// `stages`-deep pipeline of async groups, into XOR-swizzled shared tiles
-/// read with `nvgpu.ldmatrix`, multiplied with `nvgpu.mma.sync`; stores are
-/// guarded by the matrix bounds.
+/// blocks of `tiling.numThreads(kind)` threads. Operands go global -> shared
+/// with 16-byte `nvgpu.device_async_copy` (zero-filled beyond M, N and K)
+/// through a `stages`-deep pipeline of async groups, into XOR-swizzled shared
+/// tiles. For mma.sync kinds, warps read them with `nvgpu.ldmatrix` and
+/// multiply with `nvgpu.mma.sync`; for WgmmaS8 the swizzle is the hardware's
+/// (128, 64 or 32 bytes, by tileKBytes) and warpgroups multiply with
+/// `nvvm.wgmma.mma_async`, one group in flight while the next tile is
+/// awaited. Stores are guarded by the matrix bounds. A WgmmaS8 kernel must be
+/// launched with `getIntMmaDynamicSharedBytes` bytes of dynamic shared memory.
 FailureOr<gpu::GPUFuncOp> buildIntMmaKernel(OpBuilder &builder, Location loc,
                                             gpu::GPUModuleOp module,
                                             const IntMmaKernelSpec &spec);
+
+/// Dynamic shared memory a launch of the kernel of `spec` needs (0 for the
+/// mma.sync kinds, whose tiles are static workgroup attributions).
+int64_t getIntMmaDynamicSharedBytes(const IntMmaKernelSpec &spec);
 
 /// Returns the `gpu.module` named `name` in `module`, creating it (and marking
 /// `module` as a `gpu.container_module`) if needed.
@@ -112,6 +137,10 @@ int64_t getPaddedKBytes(int64_t k, IntMmaKind kind);
 /// sm_87 and sm_89 do; Hopper and later emulate s4 MMA with s8.
 bool hasNativeInt4TensorCores(StringRef chip);
 
+/// Whether `chip` has warpgroup MMA (`wgmma.mma_async`): sm_90a only (the
+/// architecture-specific Hopper target; ptxas rejects wgmma on plain sm_90).
+bool hasWarpgroupMma(StringRef chip);
+
 /// Declares (as an external model) that `gpu.launch_func` may read and write
 /// every memref operand, so that launches created on tensors pass through
 /// ownership-based buffer deallocation.
@@ -121,9 +150,16 @@ void registerLaunchFuncMemoryEffects(DialectRegistry &registry);
 struct IntMatmulToGPUOptions {
   /// The target chip, "sm_80" or newer.
   std::string chip = "sm_80";
+  /// The tiling of every kernel (wgmma or mma.sync: see useWgmma).
   IntMmaTiling tiling;
   /// Use s4 MMA for operands on a 4-bit grid where the chip has INT4 cores.
   bool allowInt4 = true;
+  /// Use wgmma where the chip has it (sm_90a); mma.sync otherwise.
+  bool allowWgmma = true;
+
+  /// Whether the products become wgmma kernels (WgmmaS8) rather than
+  /// mma.sync ones (S8 or S4).
+  bool useWgmma() const { return allowWgmma && hasWarpgroupMma(chip); }
   /// The gpu.module that receives the kernels.
   std::string gpuModuleName = "hot_kernels";
 };

@@ -157,17 +157,22 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "Rows of C per thread block">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"128",
            "Columns of C per thread block">,
-    Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
-           "Bytes of K per pipeline stage (32, 64 or 128)">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"0",
+           "Bytes of K per pipeline stage (32, 64 or 128; 0: 64 for "
+           "mma.sync, 128 for wgmma)">,
     Option<"warpM", "warp-m", "int64_t", /*default=*/"64",
            "Rows of C per warp (multiple of 16)">,
     Option<"warpN", "warp-n", "int64_t", /*default=*/"32",
            "Columns of C per warp (multiple of 8)">,
-    Option<"stages", "stages", "int64_t", /*default=*/"3",
-           "Shared-memory stages of the cp.async pipeline (>= 2)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Shared-memory stages of the cp.async pipeline (>= 2 for "
+           "mma.sync, >= 3 for wgmma; 0: 3 for mma.sync, 4 for wgmma)">,
     Option<"int4", "int4", "bool", /*default=*/"true",
            "Use s4 m16n8k64 MMA for operands on a 4-bit grid where the chip "
            "has INT4 tensor cores">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"true",
+           "Use wgmma.mma_async (s8, m64nNk32, N = tile-n) where the chip has "
+           "it (sm_90a); warp-m and warp-n do not apply to it">,
     Option<"hadamardQuantize", "hadamard-quantize", "bool",
            /*default=*/"true",
            "Lower maxabs per_row / per_tensor hot.quantize (fused with a "
@@ -184,6 +189,8 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     "mlir::math::MathDialect",
     "mlir::memref::MemRefDialect",
     "mlir::nvgpu::NVGPUDialect",
+    "mlir::NVVM::NVVMDialect",
+    "mlir::LLVM::LLVMDialect",
     "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect",
     "mlir::vector::VectorDialect",

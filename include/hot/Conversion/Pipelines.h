@@ -33,7 +33,7 @@ struct HotLowerToCPUOptions : public PassPipelineOptions<HotLowerToCPUOptions> {
 struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
-      llvm::cl::desc("Target chip: sm_80, sm_86, sm_89, sm_90, ..."),
+      llvm::cl::desc("Target chip: sm_80, sm_86, sm_89, sm_90, sm_90a, ..."),
       llvm::cl::init("sm_80")};
   PassOptions::Option<std::string> features{
       *this, "features",
@@ -55,8 +55,10 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
                                      llvm::cl::desc("Kernel tile columns"),
                                      llvm::cl::init(128)};
   PassOptions::Option<int64_t> tileK{
-      *this, "tile-k", llvm::cl::desc("Kernel tile K, in bytes"),
-      llvm::cl::init(64)};
+      *this, "tile-k",
+      llvm::cl::desc("Kernel tile K, in bytes (0: 64 for mma.sync, 128 for "
+                     "wgmma)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> warpM{*this, "warp-m",
                                      llvm::cl::desc("Warp tile rows"),
                                      llvm::cl::init(64)};
@@ -64,11 +66,18 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
                                      llvm::cl::desc("Warp tile columns"),
                                      llvm::cl::init(32)};
   PassOptions::Option<int64_t> stages{
-      *this, "stages", llvm::cl::desc("cp.async pipeline stages"),
-      llvm::cl::init(3)};
+      *this, "stages",
+      llvm::cl::desc("cp.async pipeline stages (0: 3 for mma.sync, 4 for "
+                     "wgmma)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> int4{
       *this, "int4",
       llvm::cl::desc("s4 MMA for 4-bit operands on chips with INT4 cores"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> wgmma{
+      *this, "wgmma",
+      llvm::cl::desc("wgmma.mma_async kernels where the chip has them "
+                     "(sm_90a)"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> hadamardQuantize{
       *this, "hadamard-quantize",

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -43,13 +45,20 @@ struct ConvertHotToGPUPass
     ModuleOp module = getOperation();
     IntMatmulToGPUOptions options;
     options.chip = chip;
+    options.allowInt4 = int4;
+    options.allowWgmma = wgmma;
+    // S4 kernels share S8's tiling rules.
+    IntMmaKind family =
+        options.useWgmma() ? IntMmaKind::WgmmaS8 : IntMmaKind::S8;
+    options.tiling = IntMmaTiling::getDefault(family);
     options.tiling.tileM = tileM;
     options.tiling.tileN = tileN;
-    options.tiling.tileKBytes = tileK;
     options.tiling.warpM = warpM;
     options.tiling.warpN = warpN;
-    options.tiling.stages = stages;
-    options.allowInt4 = int4;
+    if (tileK != 0)
+      options.tiling.tileKBytes = tileK;
+    if (stages != 0)
+      options.tiling.stages = stages;
 
     unsigned smVersion = 0;
     StringRef chipRef(options.chip);
@@ -62,7 +71,7 @@ struct ConvertHotToGPUPass
       return signalPassFailure();
     }
     std::string reason;
-    if (failed(verifyIntMmaTiling(options.tiling, reason))) {
+    if (failed(verifyIntMmaTiling(options.tiling, family, reason))) {
       module.emitError() << "convert-hot-to-gpu: " << reason;
       return signalPassFailure();
     }

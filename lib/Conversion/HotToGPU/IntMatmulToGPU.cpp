@@ -17,6 +17,8 @@ bool mlir::hot::hasNativeInt4TensorCores(StringRef chip) {
   return llvm::is_contained({"sm_80", "sm_86", "sm_87", "sm_89"}, chip);
 }
 
+bool mlir::hot::hasWarpgroupMma(StringRef chip) { return chip == "sm_90a"; }
+
 /// Whether `value` is the q result of a hot.quantize on a grid of at most 4
 /// bits (|q| <= 7, so it fits an s4 nibble).
 static bool isOn4BitGrid(Value value) {
@@ -70,12 +72,15 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     return op.emitError("cannot lower to a tensor-core kernel outside of a "
                         "builtin.module");
 
-  // The MMA: s4 for two 4-bit grids where the chip has INT4 tensor cores.
+  // The MMA: wgmma where the chip has it, else s4 for two 4-bit grids where
+  // the chip has INT4 tensor cores, else s8 mma.sync.
   bool int4Grid = isOn4BitGrid(op.getLhs()) && isOn4BitGrid(op.getRhs());
   bool nativeInt4 = hasNativeInt4TensorCores(options.chip);
-  IntMmaKind kind = int4Grid && nativeInt4 && options.allowInt4
-                        ? IntMmaKind::S4
-                        : IntMmaKind::S8;
+  IntMmaKind kind = IntMmaKind::S8;
+  if (options.useWgmma())
+    kind = IntMmaKind::WgmmaS8;
+  else if (int4Grid && nativeInt4 && options.allowInt4)
+    kind = IntMmaKind::S4;
   int64_t kBytes = getPaddedKBytes(k, kind);
 
   IntMmaKernelSpec spec;
@@ -105,19 +110,30 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   if (failed(kernel))
     return failure();
 
-  std::string mma =
-      kind == IntMmaKind::S4 ? "s4 mma.sync m16n8k64" : "s8 mma.sync m16n8k32";
-  std::string why;
-  if (kind == IntMmaKind::S4)
+  std::string mma, why;
+  if (kind == IntMmaKind::WgmmaS8) {
+    mma = "s8 wgmma.mma_async m64n" + std::to_string(spec.tiling.tileN) + "k32";
+    why = options.chip + " has warpgroup MMA";
+    if (int4Grid)
+      why += " and no INT4 tensor cores: 4-bit operands computed with s8";
+  } else if (kind == IntMmaKind::S4) {
+    mma = "s4 mma.sync m16n8k64";
     why = "both operands are on a 4-bit grid and " + options.chip +
           " has INT4 tensor cores; operands packed two per byte";
-  else if (int4Grid && !nativeInt4)
-    why = options.chip + " has no INT4 tensor cores: 4-bit operands computed "
-                         "with s8 m16n8k32";
-  else if (int4Grid)
-    why = "s4 MMA disabled by option: 4-bit operands computed with s8";
-  else
-    why = "operands on an 8-bit grid";
+  } else {
+    mma = "s8 mma.sync m16n8k32";
+    if (int4Grid && !nativeInt4)
+      why = options.chip + " has no INT4 tensor cores: 4-bit operands "
+                           "computed with s8";
+    else if (int4Grid)
+      why = "s4 MMA disabled by option: 4-bit operands computed with s8";
+    else
+      why = "operands on an 8-bit grid";
+    if (hasWarpgroupMma(options.chip))
+      why += "; wgmma disabled by option";
+    else if (StringRef(options.chip).starts_with("sm_90"))
+      why += "; wgmma needs sm_90a";
+  }
   op.emitRemark() << "tensor-core kernel @" << kernel->getName() << ": "
                   << mma << " (" << why << ")"
                   << (rescale ? ", hot.rescale fused into the epilogue" : "");
@@ -162,10 +178,12 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   };
   gpu::KernelDim3 grid{index(llvm::divideCeil(n, t.tileN)),
                        index(llvm::divideCeil(m, t.tileM)), index(1)};
-  gpu::KernelDim3 block{index(t.numThreads()), index(1), index(1)};
+  gpu::KernelDim3 block{index(t.numThreads(kind)), index(1), index(1)};
+  Value dynamicShared;
+  if (int64_t bytes = getIntMmaDynamicSharedBytes(spec))
+    dynamicShared = arith::ConstantIntOp::create(rewriter, loc, bytes, 32);
   auto launch = gpu::LaunchFuncOp::create(rewriter, loc, *kernel, grid, block,
-                                          /*dynamicSharedMemorySize=*/Value(),
-                                          args);
+                                          dynamicShared, args);
   Value result = bufferization::ToTensorOp::create(
       rewriter, loc,
       RankedTensorType::get(outType.getShape(), outType.getElementType()), out,

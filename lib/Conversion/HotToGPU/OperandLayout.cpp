@@ -50,7 +50,7 @@ Value mlir::hot::buildKContiguousOperand(OpBuilder &builder, Location loc,
       return arith::SelectOp::create(b, inK, v, zero);
     };
     Value result;
-    if (kind == IntMmaKind::S8) {
+    if (kind != IntMmaKind::S4) {
       result = valueAt(byte);
     } else {
       // Two s4 values per byte, the even K index in the low nibble.

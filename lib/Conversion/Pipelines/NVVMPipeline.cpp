@@ -46,6 +46,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.warpN = options.warpN;
   kernels.stages = options.stages;
   kernels.int4 = options.int4;
+  kernels.wgmma = options.wgmma;
   kernels.hadamardQuantize = options.hadamardQuantize;
   kernels.lowRank = options.lowRank;
   pm.addPass(createConvertHotToGPUPass(kernels));

@@ -7,11 +7,26 @@
 // RUN:   | FileCheck %s --check-prefix=SHARED
 // RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu=warp-m=24 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WARP
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a tile-m=96" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WG-M
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a tile-n=40" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WG-N
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a stages=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WG-STAGES
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a tile-n=256 stages=5" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WG-SHARED
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a tile-m=576" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WG-THREADS
 
 // CHIP: error: convert-hot-to-gpu: chip 'sm_75' has no integer mma.sync of the kernel's shapes (needs sm_80 or newer)
 // TILEK: error: convert-hot-to-gpu: tile-k must be 32, 64 or 128 bytes
 // SHARED: error: convert-hot-to-gpu: the staged tiles need 65536 bytes of shared memory, more than the 48 KiB of static shared memory: use fewer stages or smaller tiles
 // WARP: error: convert-hot-to-gpu: warp-m must be a positive multiple of 16 (the MMA's M)
+// WG-M: error: convert-hot-to-gpu: wgmma: tile-m must be a positive multiple of 64 (one warpgroup per 64 rows)
+// WG-N: error: convert-hot-to-gpu: wgmma: tile-n must be an N of wgmma m64nNk32 on s8: 8, 16, 24, or a multiple of 16 up to 256
+// WG-STAGES: error: convert-hot-to-gpu: wgmma: the pipeline needs at least 3 stages (one tile being read by wgmma, one awaited, one being copied)
+// WG-SHARED: error: convert-hot-to-gpu: wgmma: the staged tiles need 246784 bytes of shared memory, more than the 227 KiB a block may use: use fewer stages or smaller tiles
+// WG-THREADS: error: convert-hot-to-gpu: the tiling needs 1152 threads per block, more than 1024
 
 // Rows map to grid.y, at most 65535 blocks of tile-m rows: a product with
 // more rows is a located error, never a crash or a wrong launch.

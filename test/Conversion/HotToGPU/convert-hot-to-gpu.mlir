@@ -13,7 +13,7 @@
 
 // REMARK80: remark: tensor-core kernel @hot_int_mma_s4_197x32x32_t128x128x64_w64x32_s3_rescale10_f32: s4 mma.sync m16n8k64 (both operands are on a 4-bit grid and sm_80 has INT4 tensor cores; operands packed two per byte), hot.rescale fused into the epilogue
 // REMARK80: remark: rhs is not K-contiguous: transposed to [32][K] i8 by a separate kernel before the product (fusing the transpose into its hot.quantize is future work)
-// REMARK90: remark: tensor-core kernel @hot_int_mma_s8_197x32x64_t128x128x64_w64x32_s3_rescale10_f32: s8 mma.sync m16n8k32 (sm_90 has no INT4 tensor cores: 4-bit operands computed with s8 m16n8k32), hot.rescale fused into the epilogue
+// REMARK90: remark: tensor-core kernel @hot_int_mma_s8_197x32x64_t128x128x64_w64x32_s3_rescale10_f32: s8 mma.sync m16n8k32 (sm_90 has no INT4 tensor cores: 4-bit operands computed with s8; wgmma needs sm_90a), hot.rescale fused into the epilogue
 // REMARK90: remark: rhs is not K-contiguous: transposed to [32][K] i8
 
 // CHECK-LABEL: func.func @gx

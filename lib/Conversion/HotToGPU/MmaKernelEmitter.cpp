@@ -1,0 +1,171 @@
+//===- MmaKernelEmitter.cpp - Copy pipeline and epilogue of MMA kernels ---===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MmaKernelEmitter.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::hot;
+using namespace mlir::hot::detail;
+
+MmaKernelEmitter::MmaKernelEmitter(ImplicitLocOpBuilder &b,
+                                   const IntMmaKernelSpec &spec,
+                                   gpu::GPUFuncOp func)
+    : b(b), spec(spec), t(spec.tiling) {
+  Block &entry = func.getBody().front();
+  argA = entry.getArgument(0);
+  argB = entry.getArgument(1);
+  argC = entry.getArgument(2);
+  if (spec.epilogue.rescale) {
+    argRowScale = entry.getArgument(3);
+    argColScale = entry.getArgument(4);
+  }
+}
+
+Value MmaKernelEmitter::andOf(Value x, Value y) {
+  if (!x)
+    return y;
+  if (!y)
+    return x;
+  return arith::AndIOp::create(b, x, y);
+}
+
+void MmaKernelEmitter::emitThreadIds() {
+  tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
+  lane = rem(tid, 32);
+  warp = div(tid, 32);
+  nBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), t.tileN);
+  mBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), t.tileM);
+}
+
+Value MmaKernelEmitter::swizzledByte(Value row, Value chunk) {
+  int64_t chunksPerRow = t.tileKBytes / kChunkBytes;
+  int64_t rowsPer128 = std::max<int64_t>(1, 128 / t.tileKBytes);
+  int64_t phases = std::min<int64_t>(chunksPerRow, 8);
+  Value phase = rem(div(row, rowsPer128), phases);
+  return mul(arith::XOrIOp::create(b, chunk, phase), kChunkBytes);
+}
+
+void MmaKernelEmitter::copyTile(Value global, Value shared, int64_t rows,
+                                int64_t tileRows, Value rowBase, Value stage,
+                                Value kTile, Value tileValid,
+                                SmallVectorImpl<Value> &tokens) {
+  int64_t chunksPerRow = t.tileKBytes / kChunkBytes;
+  int64_t threads = t.numThreads(spec.kind);
+  int64_t copies = tileRows * chunksPerRow / threads;
+  Value chunk = rem(tid, chunksPerRow);
+  Value firstRow = div(tid, chunksPerRow);
+  Value globalK = add(mul(kTile, t.tileKBytes), mul(chunk, kChunkBytes));
+  // Chunks are whole: kBytes is a multiple of 16.
+  Value kValid = spec.kBytes % t.tileKBytes != 0
+                     ? lessThan(globalK, spec.kBytes)
+                     : Value();
+  Value zero = cst(0);
+  for (int64_t i = 0; i < copies; ++i) {
+    Value row = add(firstRow, i * (threads / chunksPerRow));
+    Value globalRow = add(rowBase, row);
+    Value rowValid =
+        rows % tileRows != 0 ? lessThan(globalRow, rows) : Value();
+    Value valid = andOf(andOf(tileValid, kValid), rowValid);
+    Value srcRow = globalRow, srcK = globalK, srcElements;
+    if (valid) {
+      // Out-of-bounds chunks read nothing (zero fill) from a valid address.
+      srcRow = arith::SelectOp::create(b, valid, globalRow, zero);
+      srcK = arith::SelectOp::create(b, valid, globalK, zero);
+      srcElements =
+          arith::SelectOp::create(b, valid, cst(kChunkBytes), zero);
+    }
+    auto copy = nvgpu::DeviceAsyncCopyOp::create(
+        b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), shared,
+        ValueRange{stage, row, swizzledByte(row, chunk)}, global,
+        ValueRange{srcRow, srcK}, b.getIndexAttr(kChunkBytes), srcElements,
+        /*bypassL1=*/b.getUnitAttr());
+    tokens.push_back(copy.getAsyncToken());
+  }
+}
+
+Value MmaKernelEmitter::loadStage(Value stage, Value kTile, Value tileValid) {
+  SmallVector<Value> tokens;
+  copyTile(argA, sharedA, spec.m, t.tileM, mBase, stage, kTile, tileValid,
+           tokens);
+  copyTile(argB, sharedB, spec.n, t.tileN, nBase, stage, kTile, tileValid,
+           tokens);
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+Value MmaKernelEmitter::emptyGroup() {
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+}
+
+void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
+                                    Value warpCol, int64_t warpM,
+                                    int64_t warpN) {
+  const IntMmaEpilogue &epi = spec.epilogue;
+  Type f32 = b.getF32Type();
+  int64_t numM = warpM / 16, numN = warpN / 8;
+  Value laneRow = div(lane, 4), laneCol = mul(rem(lane, 4), 2);
+  Value rowBase = add(add(mBase, mul(warpRow, warpM)), laneRow);
+  Value colBase = add(add(nBase, mul(warpCol, warpN)), laneCol);
+
+  // Scales are read at clamped indices, so the loads need no guard.
+  auto loadScale = [&](Value scale, int64_t rank, Value index, int64_t size) {
+    if (rank == 0)
+      return Value(memref::LoadOp::create(b, scale, ValueRange{}));
+    Value clamped = arith::MinUIOp::create(b, index, cst(size - 1));
+    return Value(memref::LoadOp::create(b, scale, ValueRange{clamped}));
+  };
+  Value uniformRowScale, uniformColScale;
+  if (epi.rescale && epi.rowScaleRank == 0)
+    uniformRowScale = loadScale(argRowScale, 0, Value(), 0);
+  if (epi.rescale && epi.colScaleRank == 0)
+    uniformColScale = loadScale(argColScale, 0, Value(), 0);
+
+  bool guardRows = spec.m % t.tileM != 0, guardCols = spec.n % t.tileN != 0;
+  for (int64_t mi = 0; mi < numM; ++mi)
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(rowBase, mi * 16 + h * 8);
+      Value rowValid = guardRows ? lessThan(row, spec.m) : Value();
+      Value rowScale = uniformRowScale;
+      if (epi.rescale && !rowScale)
+        rowScale = loadScale(argRowScale, 1, row, spec.m);
+      for (int64_t ni = 0; ni < numN; ++ni)
+        for (int64_t e = 0; e < 2; ++e) {
+          Value col = add(colBase, ni * 8 + e);
+          Value colValid = guardCols ? lessThan(col, spec.n) : Value();
+          Value colScale = uniformColScale;
+          if (epi.rescale && !colScale)
+            colScale = loadScale(argColScale, 1, col, spec.n);
+          Value value = vector::ExtractOp::create(
+              b, accs[mi * numN + ni], ArrayRef<int64_t>{h, e});
+          if (epi.rescale) {
+            // docs/numerics.md: (f32(acc) * row_scale) * col_scale.
+            value = arith::SIToFPOp::create(b, f32, value);
+            value = arith::MulFOp::create(b, value, rowScale);
+            value = arith::MulFOp::create(b, value, colScale);
+            unsigned width = epi.resultElementType.getIntOrFloatBitWidth();
+            if (width < 32)
+              value = arith::TruncFOp::create(b, epi.resultElementType, value);
+            else if (width > 32)
+              value = arith::ExtFOp::create(b, epi.resultElementType, value);
+          }
+          Value valid = andOf(rowValid, colValid);
+          if (!valid) {
+            memref::StoreOp::create(b, value, argC, ValueRange{row, col});
+            continue;
+          }
+          auto guard = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard insertion(b);
+          b.setInsertionPointToStart(guard.thenBlock());
+          memref::StoreOp::create(b, value, argC, ValueRange{row, col});
+        }
+    }
+}
