@@ -140,5 +140,9 @@ else:
 # The chip of device 0 (sm_80 where there is none, for tests that only
 # compile) and the PTX version LLVM needs to target it.
 config.substitutions.append(("%cuda_chip", f"sm_{major}{minor}"))
+# Its architecture-specific target where hot-opt has kernels for one (sm_90a:
+# wgmma), else the same chip.
+arch_chip = "sm_90a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+config.substitutions.append(("%cuda_arch_chip", arch_chip))
 ptx = "+ptx87" if major >= 12 else "+ptx86" if major >= 10 else "+ptx80"
 config.substitutions.append(("%cuda_ptx_features", ptx))

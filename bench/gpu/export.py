@@ -10,7 +10,7 @@ host code as x86-64 Linux shared objects that call libhot_cuda_runtime.so's
 mgpu* functions) and a `key = value` description of each (README.md).
 
 Run it on a machine with LLVM 22 and the CUDA toolkit (not on the GPU
-machine):  bench/gpu/export.py [--hot-opt build/bin/hot-opt] [--chip sm_90]
+machine):  bench/gpu/export.py [--hot-opt build/bin/hot-opt] [--chip sm_90a]
 """
 
 import argparse
@@ -83,6 +83,16 @@ func.func @{name}(%gy: tensor<{n}x{o}xf32>, %seed: i64)
 """
 
 
+def gemm_variants(chip):
+    """(file suffix, extra hot-lower-to-nvvm options) of each GEMM module: the
+    chip's default kernel and, on sm_90a, a 128x256 wgmma tiling and the
+    mma.sync kernel (what sm_90 gets) for comparison."""
+    variants = [("", "")]
+    if chip == "sm_90a":
+        variants += [("_n256", " tile-n=256"), ("_mma", " wgmma=0")]
+    return variants
+
+
 def run(cmd, **kwargs):
     result = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
     if result.returncode != 0:
@@ -140,7 +150,7 @@ def main():
         "HOT_OPT", str(ROOT / "build" / "bin" / "hot-opt")))
     parser.add_argument("--mlir-translate", default="mlir-translate-22")
     parser.add_argument("--clang", default="clang-22")
-    parser.add_argument("--chip", default="sm_90")
+    parser.add_argument("--chip", default="sm_90a")
     parser.add_argument("--format", default="fatbin",
                         choices=["isa", "bin", "fatbin"])
     parser.add_argument("--out", default=str(HERE / "kernels"))
@@ -165,13 +175,17 @@ def main():
                 ("gemm", f"gx_{layer}", (n, i, o), "gx = gy·W"),
                 ("gemm", f"gw_{layer}", (o, i, n_hla), "gw = gyᵀ·x after HLA"),
             ]
-            for kind, name, (m, nn, k), what in entries:
-                so = out / f"{name}.so"
-                needs = lower(args, gemm_module(name, m, nn, k),
-                              [lower_to_nvvm], so, tmp)
-                (out / f"{name}.txt").write_text(
+            variants = [(entry, variant) for entry in entries
+                        for variant in gemm_variants(args.chip)]
+            for (kind, name, (m, nn, k), what), (suffix, extra) in variants:
+                so = out / f"{name}{suffix}.so"
+                pipeline = lower_to_nvvm + extra
+                needs, remark = lower(args, gemm_module(name, m, nn, k),
+                                      [pipeline], so, tmp,
+                                      remark="tensor-core kernel @")
+                (out / f"{name}{suffix}.txt").write_text(
                     f"# {what}: hot.int_matmul lowered by hot-opt "
-                    f"{lower_to_nvvm}\n"
+                    f"{pipeline}\n# hot-opt: {remark}\n"
                     f"kind = gemm\nlayer = {layer}\n"
                     f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
                     f"m = {m}\nn = {nn}\nk = {k}\n"

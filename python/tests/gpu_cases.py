@@ -62,6 +62,12 @@ def _chip(capability=None):
     return f"sm_{capability[0]}{capability[1]}" if capability else "sm_90"
 
 
+def _arch_specific_chip(capability):
+    """The architecture-specific target of the device where hot-opt has kernels for it (sm_90a:
+    wgmma), else None."""
+    return "sm_90a" if tuple(capability) == (9, 0) else None
+
+
 # The tensor-core kernel on shapes that are no multiple of its tiles (M, N predicated, K padded),
 # with every operand layout; 4-bit operands (from 4-bit quantizes) take the packed s4 MMA on
 # sm_80/86/89 and s8 on sm_90.

@@ -6,8 +6,8 @@ reports it as skipped, not passed)."""
 import numpy as np
 import pytest
 
-from gpu_cases import (COLS, MODULE, OUT, ROWS, SHAPES, _chip, _int_matmul_module,
-                       _require_toolchain, device_or_skip)
+from gpu_cases import (COLS, MODULE, OUT, ROWS, SHAPES, _arch_specific_chip, _chip,
+                       _int_matmul_module, _require_toolchain, device_or_skip)
 from hot import reference, runner
 
 
@@ -16,9 +16,15 @@ def device():
     return device_or_skip()
 
 
-def test_gpu_matches_cpu(hot_opt, device, tmp_path):
+@pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])
+def test_gpu_matches_cpu(hot_opt, device, tmp_path, arch_specific):
+    """Bit-identical to the CPU path; with arch_specific, for the device's architecture-specific
+    target (sm_90a: the wgmma kernel with its fused rescale)."""
     _require_toolchain(hot_opt)
-    gpu = runner.compile_module(MODULE, target="cuda", chip=_chip(device), cache_dir=tmp_path)
+    chip = _arch_specific_chip(device) if arch_specific else _chip(device)
+    if chip is None:
+        pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
+    gpu = runner.compile_module(MODULE, target="cuda", chip=chip, cache_dir=tmp_path)
     cpu = runner.compile_module(MODULE, cache_dir=tmp_path)
     rng = np.random.default_rng(7)
     x = (rng.standard_normal((ROWS, COLS)) * (1 + np.arange(ROWS)[:, None] % 5)).astype(
@@ -48,13 +54,10 @@ def test_gpu_matches_cpu(hot_opt, device, tmp_path):
                                   cpu.matmul_rescale(a, b, sa, sb).view(np.uint32))
 
 
-@pytest.mark.parametrize("bits", [8, 4])
-@pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
-@pytest.mark.parametrize("m,n,k", SHAPES)
-def test_int_matmul_shapes_on_gpu(hot_opt, device, tmp_path, m, n, k, ta, tb, bits):
+def _int_matmul_on_gpu(hot_opt, chip, tmp_path, m, n, k, ta, tb, bits):
     _require_toolchain(hot_opt)
     text = _int_matmul_module(m, n, k, ta, tb, bits)
-    gpu = runner.compile_module(text, target="cuda", chip=_chip(device), cache_dir=tmp_path)
+    gpu = runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path)
     rng = np.random.default_rng([m, n, k, ta, tb, bits])
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
     b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
@@ -63,3 +66,23 @@ def test_int_matmul_shapes_on_gpu(hot_opt, device, tmp_path, m, n, k, ta, tb, bi
     lhs = qa.astype(np.int64).T if ta else qa.astype(np.int64)
     rhs = qb.astype(np.int64).T if tb else qb.astype(np.int64)
     np.testing.assert_array_equal(gpu.product(a, b), lhs @ rhs)
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+@pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_int_matmul_shapes_on_gpu(hot_opt, device, tmp_path, m, n, k, ta, tb, bits):
+    """mma.sync kernels (s4 for 4-bit operands where the chip has INT4 tensor cores)."""
+    _int_matmul_on_gpu(hot_opt, _chip(device), tmp_path, m, n, k, ta, tb, bits)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
+@pytest.mark.parametrize("m,n,k", SHAPES + [(300, 200, 1000)])
+def test_int_matmul_shapes_on_gpu_wgmma(hot_opt, device, tmp_path, m, n, k, ta, tb):
+    """The wgmma kernels of the architecture-specific target (sm_90a on an H100/H200): 8-bit
+    operands (4-bit ones take the same s8 kernel). (300, 200, 1000) runs 8 K tiles through the
+    4-stage pipeline, refilling every stage."""
+    chip = _arch_specific_chip(device)
+    if chip is None:
+        pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
+    _int_matmul_on_gpu(hot_opt, chip, tmp_path, m, n, k, ta, tb, 8)

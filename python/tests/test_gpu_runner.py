@@ -103,17 +103,23 @@ def test_managed_buffers_without_a_gpu(hot_opt, tmp_path, monkeypatch):
     assert x.ctypes.data not in params
 
 
-@pytest.mark.parametrize("chip,bits,mma", [("sm_80", 4, "m16n8k64"), ("sm_90", 4, "m16n8k32"),
-                                           ("sm_90", 8, "m16n8k32")])
+MMA_SYNC_S8 = "mma.sync.aligned.m16n8k32.row.col"
+MMA_SYNC_S4 = "mma.sync.aligned.m16n8k64.row.col"
+WGMMA_S8 = "wgmma.mma_async.sync.aligned.m64n128k32.s32.s8.s8"
+
+
+@pytest.mark.parametrize("chip,bits,mma", [("sm_80", 4, MMA_SYNC_S4), ("sm_90", 4, MMA_SYNC_S8),
+                                           ("sm_90", 8, MMA_SYNC_S8), ("sm_90a", 4, WGMMA_S8),
+                                           ("sm_90a", 8, WGMMA_S8)])
 @pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("m,n,k", SHAPES)
 def test_int_matmul_shapes_lower(hot_opt, m, n, k, ta, tb, chip, bits, mma):
     """What the GPU test above runs lowers to PTX with the MMA the chip calls for (here,
-    without a GPU)."""
+    without a GPU): one kind of MMA instruction per kernel, never another."""
     proc = subprocess.run([hot_opt, *runner.cuda_pipeline(chip, "isa"), "-o", "-"],
                           input=_int_matmul_module(m, n, k, ta, tb, bits),
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert f"mma.sync.aligned.{mma}.row.col" in proc.stdout
-    other = "m16n8k32" if mma == "m16n8k64" else "m16n8k64"
-    assert f"mma.sync.aligned.{other}" not in proc.stdout
+    assert mma in proc.stdout
+    for other in {MMA_SYNC_S8, MMA_SYNC_S4, WGMMA_S8} - {mma}:
+        assert other not in proc.stdout

@@ -63,11 +63,15 @@ struct HotModule;
 /// list when there are none. A module that cannot load says why in its rows.
 std::vector<HotModule *> loadHotModules(const std::string &dir);
 
-/// The module of `kind` ("gemm", "layer" or "hq") for `layer`, and for a GEMM
-/// of `shape`; null when there is none.
+/// The first module of `kind` ("gemm", "layer" or "hq") for `layer`; null when
+/// there is none.
 const HotModule *findHotModule(const std::vector<HotModule *> &modules,
-                               const char *kind, const std::string &layer,
-                               const Shape *shape);
+                               const char *kind, const std::string &layer);
+
+/// The GEMM modules (every variant) for `layer` of `shape`.
+std::vector<const HotModule *>
+findHotGemms(const std::vector<HotModule *> &modules, const std::string &layer,
+             const Shape &shape);
 
 /// Calls a GEMM module on `ops` (A and B of the TN product), checks C exactly
 /// (every buffer the step allocates poisoned first) and times it: a wall-time

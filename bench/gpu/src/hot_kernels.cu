@@ -248,14 +248,9 @@ std::vector<HotModule *> loadHotModules(const std::string &dir) {
 }
 
 const HotModule *findHotModule(const std::vector<HotModule *> &modules,
-                               const char *kind, const std::string &layer,
-                               const Shape *shape) {
-  for (const HotModule *m : modules)
-    if (m->get("kind") == kind && m->get("layer") == layer &&
-        (!shape || (m->number("m") == shape->m && m->number("n") == shape->n &&
-                    m->number("k") == shape->k)))
-      return m;
-  return nullptr;
+                               const char *kind, const std::string &layer) {
+  std::vector<const HotModule *> found = findHotModules(modules, kind, layer);
+  return found.empty() ? nullptr : found.front();
 }
 
 std::vector<const HotModule *>
@@ -264,6 +259,17 @@ findHotModules(const std::vector<HotModule *> &modules, const char *kind,
   std::vector<const HotModule *> found;
   for (const HotModule *m : modules)
     if (m->get("kind") == kind && m->get("layer") == layer)
+      found.push_back(m);
+  return found;
+}
+
+std::vector<const HotModule *>
+findHotGemms(const std::vector<HotModule *> &modules, const std::string &layer,
+             const Shape &shape) {
+  std::vector<const HotModule *> found;
+  for (const HotModule *m : findHotModules(modules, "gemm", layer))
+    if (m->number("m") == shape.m && m->number("n") == shape.n &&
+        m->number("k") == shape.k)
       found.push_back(m);
   return found;
 }

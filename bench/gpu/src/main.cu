@@ -88,11 +88,13 @@ int main(int argc, char **argv) {
       Row int8 = runCublasLtInt8(libs, ops);
       rows.push_back(int8);
       if (p != 1) {
-        const HotModule *m =
-            findHotModule(modules, "gemm", layer.name, &shape);
-        if (!m)
+        // Every variant export.py made of this product (wgmma, mma.sync,
+        // tilings), one row each.
+        std::vector<const HotModule *> gemms =
+            findHotGemms(modules, layer.name, shape);
+        if (gemms.empty())
           rows.push_back(notBuilt(shape));
-        else
+        for (const HotModule *m : gemms)
           for (Row &r : runHotGemm(m, ops))
             rows.push_back(r);
       }
@@ -118,7 +120,7 @@ int main(int argc, char **argv) {
     for (const HotModule *hq : findHotModules(modules, "hq", layer.name))
       for (Row &r : runHotQuantize(hq, copyGBs))
         rows.push_back(r);
-    const HotModule *m = findHotModule(modules, "layer", layer.name, nullptr);
+    const HotModule *m = findHotModule(modules, "layer", layer.name);
     if (!m) {
       Shape s{group.c_str(), tokens, layer.in, layer.out};
       rows.push_back(notBuilt(s));

@@ -14,6 +14,13 @@
 // RUN: | tail -n +2 > %t.cpu
 // RUN: diff %t.cpu %t.gpu
 // RUN: FileCheck %s < %t.gpu
+// The device's architecture-specific target (sm_90a on Hopper: the wgmma
+// kernel; elsewhere the same chip again) must agree too.
+// RUN: hot-opt %s --hot-lower-to-nvvm="chip=%cuda_arch_chip format=fatbin" \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:   -shared-libs=%hot_cuda_runtime,%mlir_lib_dir/libmlir_runner_utils.so,%mlir_lib_dir/libmlir_c_runner_utils.so \
+// RUN: | tail -n +2 > %t.arch.gpu
+// RUN: diff %t.cpu %t.arch.gpu
 // CHECK: {{^}}{{\[\[}}
 // CHECK-NOT: nan
 
