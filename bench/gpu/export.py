@@ -189,6 +189,7 @@ def main():
                     f"kind = gemm\nlayer = {layer}\n"
                     f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
                     f"m = {m}\nn = {nn}\nk = {k}\n"
+                    f"kernel = {remark.split(': ', 1)[1]}\n"
                     f"needs = {' '.join(needs)}\n")
                 print(f"export.py: {so.name} {so.stat().st_size} bytes")
             name = f"layer_{layer}"

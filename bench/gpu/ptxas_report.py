@@ -11,7 +11,7 @@ product, HLA, 8-bit quantize, the gw product, rescales), lowered by
 shared memory of every kernel of our own (`hot_*`; the generic linalg kernels are summed up in
 one row) and, where cuobjdump is available, the tensor-core instructions in the SASS.
 
-    .venv/bin/python bench/gpu/ptxas_report.py [--layers qkv fc2] [--chips sm_80 sm_90]
+    .venv/bin/python bench/gpu/ptxas_report.py [--layers qkv fc2] [--chips sm_80 sm_90a]
 """
 
 import argparse
@@ -75,7 +75,8 @@ def ptxas(ptxas_bin, ptx, chip, work):
 
 
 def sass_mma(cuobjdump, cubin):
-    """Per kernel: the counts of IMMA instructions by shape and type."""
+    """Per kernel: the counts of integer tensor-core instructions (mma.sync's IMMA, wgmma's
+    IGMMA) by shape and type."""
     if cuobjdump is None:
         return {}
     env = dict(os.environ)
@@ -90,7 +91,7 @@ def sass_mma(cuobjdump, cubin):
         if m:
             name = m.group(1)
             out[name] = {}
-        m = re.search(r"\b(IMMA\.\d+\.[SU]\d\.[SU]\d)", line)
+        m = re.search(r"\b(IMMA\.\d+\.[SU]\d\.[SU]\d|IGMMA\.\d+x\d+x\d+\.[SU]\d\.[SU]\d)", line)
         if m and name:
             out[name][m.group(1)] = out[name].get(m.group(1), 0) + 1
     return out
@@ -98,7 +99,7 @@ def sass_mma(cuobjdump, cubin):
 
 def short(name):
     """hot_int_mma_s8_768x768x6464_t128x... -> int_mma_s8 768x768x6464."""
-    m = re.match(r"hot_(int_mma_s[48])_(\d+x\d+x\d+)", name)
+    m = re.match(r"hot_(int_mma_(?:wgmma_)?s[48])_(\d+x\d+x\d+)", name)
     if m:
         return f"{m.group(1)} {m.group(2)}"
     m = re.match(r"hot_([a-z_]+?)_(\d+x\d+(?:x\d+)?)", name)
@@ -110,13 +111,14 @@ def main(argv=None):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--hot-opt", default=str(ROOT / "build" / "bin" / "hot-opt"))
     p.add_argument("--layers", nargs="+", default=[l[0] for l in export.LAYERS])
-    p.add_argument("--chips", nargs="+", default=["sm_80", "sm_86", "sm_89", "sm_90"])
+    p.add_argument("--chips", nargs="+", default=["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"])
     a = p.parse_args(argv)
     ptxas_bin, cuobjdump = find_tool("ptxas"), find_tool("cuobjdump")
     if ptxas_bin is None:
         sys.exit("ptxas_report.py: no ptxas (CUDA toolkit)")
 
-    print("| layer | chip | kernel | registers | spill bytes | smem bytes | SASS tensor-core ops |")
+    print("| layer | chip | kernel | registers | spill bytes | static smem bytes | "
+          "SASS tensor-core ops |")
     print("|---|---|---|---|---|---|---|")
     for name, o, i in export.LAYERS:
         if name not in a.layers:

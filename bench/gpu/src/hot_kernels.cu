@@ -306,12 +306,16 @@ std::vector<Row> runHotGemm(const HotModule *module, Operands &ops) {
       checkOutput(data, OutType::I32, s,
                   [&](int64_t i, int64_t j) { return referenceI8(ops, i, j); });
   CUDA_CHECK(cudaFree(c.allocated));
-  return stepRows(module, s.name, shapeString(s), s.flops(), "TOPS",
-                  check.relError, check.unwritten, [&] {
-                    MemRef<2> out;
-                    fn(&out, &a, &b);
-                    CUDA_CHECK(cudaFree(out.allocated));
-                  });
+  std::vector<Row> rows = stepRows(
+      module, s.name, shapeString(s), s.flops(), "TOPS", check.relError,
+      check.unwritten, [&] {
+        MemRef<2> out;
+        fn(&out, &a, &b);
+        CUDA_CHECK(cudaFree(out.allocated));
+      });
+  // Which kernel this variant is (hot-opt's remark, kept by export.py).
+  rows.back().note += "; " + module->get("kernel");
+  return rows;
 }
 
 std::vector<Row> runHotLayer(const HotModule *module, const char *group) {

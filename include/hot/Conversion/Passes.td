@@ -101,6 +101,19 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     operands. Hopper (sm_90) has no INT4 tensor cores, so 4-bit operands use
     s8 there. A remark on each product states the choice and why.
 
+    On `chip=sm_90a` (Hopper's architecture-specific target; with `wgmma`,
+    the default) the kernel uses warpgroup MMA instead: `nvvm.wgmma.mma_async`
+    s8 `m64nNk32` with N = `tile-n`, one warpgroup (128 threads) per 64 rows
+    of the block tile (`warp-m` and `warp-n` do not apply), both operands read
+    from shared memory through matrix descriptors. The tiles (`tile-k` bytes
+    wide, 128 by default) live in dynamic shared memory aligned to 1 KiB and
+    are written by cp.async in the XOR swizzle that is the hardware's 128-,
+    64- or 32-byte swizzle; each thread fences its copies into the async
+    proxy (`nvvm.fence.proxy`) before the barrier, and one wgmma group stays
+    in flight while the next tile is awaited (`stages` >= 3, 4 by default:
+    129 KiB for 128x128 tiles). Plain `sm_90` keeps mma.sync: ptxas accepts
+    wgmma only for sm_90a.
+
     With `hadamard-quantize` (default), a maxabs `per_row` or `per_tensor`
     `hot.quantize` (of a `hot.hadamard` along dim 1, fused, or of any f32
     matrix) becomes warp-per-row kernels: the block butterfly in registers
