@@ -211,7 +211,7 @@ std::vector<Row> stepRows(const HotModule *module, const std::string &group,
   w.relError = k.relError = relError;
   w.unwritten = k.unwritten = unwritten;
   k.note = std::to_string(count) + " launches";
-  w.note = "incl. managed allocations, stream per launch";
+  w.note = "incl. managed allocations, a (pooled) stream per launch";
   return {w, k};
 }
 } // namespace
