@@ -423,21 +423,28 @@ def _group_maxabs(x, axis):
 
 
 def _sequential_sum_f64(values, axis):
-    """Sum in float64 strictly left to right along ``axis`` (row-major for axis=None).
+    """Sum in float64 strictly left to right along ``axis``.
 
     ``np.sum`` uses pairwise summation; the last element of ``np.cumsum`` is the sequential sum.
     """
-    if axis is None:
-        values, axis = values.reshape(-1), 0
     return np.take(np.cumsum(values, axis=axis, dtype=np.float64), -1, axis=axis)
 
 
+def _sawb_sum(values, axis):
+    """A sawb sum of docs/numerics.md: sequential along ``axis``; for the whole tensor
+    (``axis=None``) the sequential sums of the rows, then those added in row order."""
+    if axis is None:
+        return _sequential_sum_f64(_sequential_sum_f64(values, 1), 0)
+    return _sequential_sum_f64(values, axis)
+
+
 def _group_sawb_clip(x, axis):
-    """``c = f32(12.1 * sqrt(s2 / n) - 12.2 * (s1 / n))`` per group, sums in sequential f64."""
+    """``c = f32(12.1 * sqrt(s2 / n) - 12.2 * (s1 / n))`` per group, sums in f64 (row sums
+    first for the whole tensor)."""
     wide = x.astype(np.float64)
     n = x.size if axis is None else x.shape[axis]
-    s1 = _sequential_sum_f64(np.abs(wide), axis)
-    s2 = _sequential_sum_f64(wide * wide, axis)
+    s1 = _sawb_sum(np.abs(wide), axis)
+    s2 = _sawb_sum(wide * wide, axis)
     c = 12.1 * np.sqrt(s2 / n) - 12.2 * (s1 / n)
     return np.asarray(c, dtype=np.float64).astype(np.float32)
 
@@ -482,8 +489,8 @@ def quantize(x, bits, granularity="per_tensor", scale_mode="maxabs", rounding="n
 
     * ``maxabs``: ``a = max |x|`` (NaN if the group holds a NaN);
     * ``sawb``: ``c = f32(12.1 * sqrt(s2/n) - 12.2 * (s1/n))`` with ``s1 = sum |x|`` and
-      ``s2 = sum x^2`` summed sequentially in float64 in row-major order; ``a = c if c > 0 else
-      max |x|``;
+      ``s2 = sum x^2`` summed sequentially in float64 (per_tensor: each row sequentially, then
+      the row sums in row order); ``a = c if c > 0 else max |x|``;
     * ``scale = a / f32(qmax)`` (float32).
 
     Per element ``v = x / scale`` (float32); ``nearest`` rounds half away from zero,

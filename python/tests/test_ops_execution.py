@@ -873,3 +873,29 @@ def test_chain_gw(chainmod, rng, ctx):
     err = rel_err(got, exact)
     print(f"chain gw: relative error vs float64 lowrank(gy)ᵀ·lowrank(x) = {err:.4g}")
     assert err < 0.05, f"chain gw: relative error {err:.4g} vs float64 ({ctx})"
+
+
+def test_sawb_per_tensor_summation_order(hot_opt, rng):
+    """A per-tensor SAWB scale takes docs/numerics.md's order (each row sequentially, then the
+    row sums in row order): on a group whose clip cancels to ~1e-8 of its mean, the row-major
+    sequential order of one flat sum gives other f32 bits, and the compiled code must not."""
+    from test_reference import sawb_near_zero_group
+
+    x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)
+    t = "tensor<256x256xf32>"
+    mod = compile_text(hot_opt, (
+        f"func.func @q(%x: {t}) -> (tensor<256x256xi8>, tensor<f32>) {{\n"
+        f"  %q, %s = hot.quantize %x bits 8 granularity per_tensor scale sawb rounding nearest"
+        f" : {t} -> tensor<256x256xi8>, tensor<f32>\n"
+        f"  return %q, %s : tensor<256x256xi8>, tensor<f32>\n}}\n"))
+    q, s = mod.call("q", x)
+    wq, ws = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
+    assert s.view(np.uint32) == ws.view(np.uint32)
+    np.testing.assert_array_equal(q, wq)
+    flat1 = flat2 = 0.0
+    for e in x.reshape(-1).tolist():
+        flat1 += abs(e)
+        flat2 += e * e
+    n = x.size
+    c_flat = np.float32(12.1 * np.sqrt(flat2 / n) - 12.2 * (flat1 / n))
+    assert c_flat / np.float32(127) != s

@@ -519,14 +519,25 @@ def test_sawb_scale_bit_exact_sequential_f64(rng, granularity):
     x = (rng.standard_normal((5, 7)) * 10 ** rng.uniform(-3, 3, (5, 7))).astype(F32)
     _, scale = ref.quantize(x, 8, granularity, "sawb", "nearest")
     for k, (_, grp) in enumerate(group_view(x, granularity)):
-        s1 = s2 = 0.0
-        for e in grp.reshape(-1):  # row-major, plain Python float (IEEE f64) accumulation
-            s1 += abs(float(e))
-            s2 += float(e) * float(e)
+        s1, s2 = sawb_sums(grp if granularity == "per_tensor" else grp.reshape(1, -1))
         n = grp.size
         c = np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
         a = c if c > 0 else np.abs(grp).max()
         assert scale_of(scale, granularity, k) == np.float32(a) / np.float32(127)
+
+
+def sawb_sums(grp):
+    """docs/numerics.md's sawb sums of a 2-D group, in plain Python floats (IEEE f64): each row
+    sequentially from 0, then the row sums one after the other."""
+    s1 = s2 = 0.0
+    for row in grp.tolist():
+        r1 = r2 = 0.0
+        for e in row:
+            r1 += abs(e)
+            r2 += e * e
+        s1 += r1
+        s2 += r2
+    return s1, s2
 
 
 def sawb_near_zero_group(rng, n):
@@ -558,10 +569,7 @@ def sawb_near_zero_group(rng, n):
 def test_sawb_summation_order_is_observable_and_sequential(rng):
     x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)
     _, scale = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
-    s1 = s2 = 0.0
-    for e in x.reshape(-1).tolist():  # row-major, sequential Python (IEEE f64) sums
-        s1 += abs(e)
-        s2 += e * e
+    s1, s2 = sawb_sums(x)  # rows sequentially, then the row sums in order
     n = x.size
     c = np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
     assert 0 < c < 1e-5

@@ -56,17 +56,29 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         granularity == Granularity::PerCol ? parallel : reduction};
 
     // 1. One pass over x: max |x| (NaN-propagating), and for sawb the f64
-    //    sums of |x| and x^2 in loop (row-major) order.
-    SmallVector<Value> inits{
-        fillTensor(rewriter, loc, scaleShape, rewriter.getF32FloatAttr(0))};
-    if (sawb) {
-      inits.push_back(
-          fillTensor(rewriter, loc, scaleShape, rewriter.getF64FloatAttr(0)));
-      inits.push_back(
-          fillTensor(rewriter, loc, scaleShape, rewriter.getF64FloatAttr(0)));
+    //    sums of |x| and x^2 in loop (row-major) order. A per-tensor sawb
+    //    group is summed per row first, then over the row sums in row order
+    //    (docs/numerics.md): the statistics of each row, then of the rows.
+    bool rowsFirst = sawb && granularity == Granularity::PerTensor;
+    SmallVector<int64_t> statsShape(scaleShape);
+    AffineMap statsMap = groupMap;
+    if (rowsFirst) {
+      statsShape = {type.getDimSize(0)};
+      statsMap = getGroupMap(ctx, Granularity::PerRow);
+      iterators[0] = parallel;
     }
+    auto statInits = [&](ArrayRef<int64_t> shape) {
+      SmallVector<Value> inits{
+          fillTensor(rewriter, loc, shape, rewriter.getF32FloatAttr(0))};
+      if (sawb)
+        for (int i = 0; i < 2; ++i)
+          inits.push_back(
+              fillTensor(rewriter, loc, shape, rewriter.getF64FloatAttr(0)));
+      return inits;
+    };
+    SmallVector<Value> inits = statInits(statsShape);
     SmallVector<AffineMap> reduceMaps{identity};
-    reduceMaps.append(inits.size(), groupMap);
+    reduceMaps.append(inits.size(), statsMap);
     auto stats = linalg::GenericOp::create(
         rewriter, loc, ValueRange(inits).getTypes(), input, inits, reduceMaps,
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
@@ -82,6 +94,26 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
           }
           linalg::YieldOp::create(b, l, results);
         });
+    ValueRange groupStats = stats.getResults();
+    if (rowsFirst) {
+      // The row statistics, in row order, into the tensor's.
+      SmallVector<Value> tensorInits = statInits(scaleShape);
+      AffineMap rowIdentity = rewriter.getMultiDimIdentityMap(1);
+      AffineMap toScalar = AffineMap::get(1, 0, ctx);
+      SmallVector<AffineMap> maps(3, rowIdentity);
+      maps.append(3, toScalar);
+      auto overRows = linalg::GenericOp::create(
+          rewriter, loc, ValueRange(tensorInits).getTypes(),
+          stats.getResults(), tensorInits, maps, {reduction},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            linalg::YieldOp::create(
+                b, l,
+                ValueRange{arith::MaximumFOp::create(b, l, args[3], args[0]),
+                           arith::AddFOp::create(b, l, args[4], args[1]),
+                           arith::AddFOp::create(b, l, args[5], args[2])});
+          });
+      groupStats = overRows.getResults();
+    }
 
     // 2. The scale of each group.
     double qmax = double(op.getQMax());
@@ -89,10 +121,10 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
                        double(std::max<int64_t>(scaleType.getNumElements(), 1));
     int64_t scaleRank = scaleType.getRank();
     AffineMap scaleIdentity = rewriter.getMultiDimIdentityMap(scaleRank);
-    SmallVector<AffineMap> scaleMaps(stats.getNumResults() + 1, scaleIdentity);
+    SmallVector<AffineMap> scaleMaps(groupStats.size() + 1, scaleIdentity);
     Value scaleInit = tensor::EmptyOp::create(rewriter, loc, scaleShape, f32);
     auto scales = linalg::GenericOp::create(
-        rewriter, loc, scaleType, stats.getResults(), scaleInit, scaleMaps,
+        rewriter, loc, scaleType, groupStats, scaleInit, scaleMaps,
         getParallelIterators(scaleRank),
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value amax = args[0];
