@@ -23,14 +23,17 @@
 namespace mlir::hot {
 
 /// Which kernel of the hadamard + quantize family to build. A per-row
-/// quantization is one kernel (`Row`); a per-tensor one is two: `AbsMax`
-/// (one partial max|y| per warp) and `Tensor` (reduces the partials, then
-/// quantizes like `Row` with the one scale).
-enum class HadamardQuantizeStage { Row, AbsMax, Tensor };
+/// quantization is one kernel (`Row`); a per-tensor maxabs one is two:
+/// `AbsMax` (one partial max|y| per warp) and `Tensor` (reduces the partials,
+/// then quantizes like `Row` with the one scale). A per-tensor sawb one is
+/// three: `AbsMax` (also each row's sums), `Scale` (one warp: the partials'
+/// max and the row sums in row order to the scale) and `Tensor` (reads that
+/// scale and quantizes).
+enum class HadamardQuantizeStage { Row, AbsMax, Scale, Tensor };
 
 /// A `[m, n]` f32 input transformed along its rows (the contiguous dim) in
-/// blocks of `block` (1: no transform) and quantized with `maxabs` scales to
-/// `qmax`. Each warp handles whole rows; each lane `vectorWidth` consecutive
+/// blocks of `block` (1: no transform) and quantized with `maxabs` (or, with
+/// `sawb`, SAWB) scales to `qmax`. Each warp handles whole rows; each lane `vectorWidth` consecutive
 /// elements of every `32 * vectorWidth`-element chunk of a row, so butterfly
 /// stages below `log2(vectorWidth)` stay in registers and the others are
 /// `gpu.shuffle xor` across lanes.
@@ -38,6 +41,11 @@ struct HadamardQuantizeKernelSpec {
   HadamardQuantizeStage stage = HadamardQuantizeStage::Row;
   int64_t m = 0, n = 0, block = 1, qmax = 127;
   bool stochastic = false;
+  /// SAWB scales: each row's f64 sums of |y| and y^2 in element order (one
+  /// lane adds the warp's values one after the other, fetched by shuffles);
+  /// per tensor, `AbsMax` also stores them per row and `Tensor` adds them in
+  /// row order (docs/numerics.md).
+  bool sawb = false;
   /// 4, 2 or 1: the widest that divides n.
   int64_t vectorWidth = 1;
   /// Warps (rows in flight) per thread block.
@@ -52,8 +60,10 @@ struct HadamardQuantizeKernelSpec {
 
 /// Builds (or finds) the kernel of `spec` in `module`. Arguments: `Row`:
 /// x memref<m x n x f32>, q memref<m x n x i8>, scale memref<m x f32>
-/// [, seed i64]; `AbsMax`: x, partials memref<P x f32>; `Tensor`: x,
-/// partials, q, scale memref<f32> [, seed i64].
+/// [, seed i64]; `AbsMax`: x, partials memref<P x f32> [, row sums
+/// memref<2 x m x f64> with sawb]; `Scale`: partials, row sums, scale
+/// memref<f32>; `Tensor`: x, partials (maxabs only), q, scale memref<f32>
+/// [, seed i64]. `Scale` is one warp; the others use `warpsPerBlock`.
 gpu::GPUFuncOp
 buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
                             gpu::GPUModuleOp module,
@@ -94,9 +104,9 @@ struct TransformsToGPUOptions {
   int64_t maxLowRankBlock = 32;
 };
 
-/// Replaces `op` (a maxabs `per_row` or `per_tensor` quantization, of a
-/// `hot.hadamard` along dim 1 or of any rank-2 f32 tensor) by launches of the
-/// fused kernels on its (pre-transform) input. Fails with a remark naming
+/// Replaces `op` (a maxabs or sawb, `per_row` or `per_tensor` quantization,
+/// of a `hot.hadamard` along dim 1 or of any rank-2 f32 tensor) by launches
+/// of the fused kernels on its (pre-transform) input. Fails with a remark naming
 /// the reason for every other form, which the generic path lowers.
 LogicalResult lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                                          const TransformsToGPUOptions &options);

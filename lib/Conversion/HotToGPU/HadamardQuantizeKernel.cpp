@@ -15,8 +15,11 @@
 // Stages run lowest bit first, and the element with bit s clear computes
 // lo + hi, the other lo - hi, then every value is multiplied by c_b: the
 // exact operations of docs/numerics.md, so the results equal the CPU path's.
-// The row is transformed twice, once for max|y| and once to quantize, rather
-// than kept in registers: any row length fits without spilling.
+// The row is transformed twice, once for its statistics and once to
+// quantize, rather than kept in registers: any row length fits without
+// spilling. SAWB's f64 sums must add the row's values in element order: every
+// lane runs the same chain, fetching element j from its lane by gpu.shuffle
+// idx, so the sums are the CPU path's bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +52,9 @@ std::string HadamardQuantizeKernelSpec::getKernelName() const {
   case HadamardQuantizeStage::AbsMax:
     os << "absmax_";
     break;
+  case HadamardQuantizeStage::Scale:
+    os << "scale_";
+    break;
   case HadamardQuantizeStage::Tensor:
     os << "quantize_tensor_";
     break;
@@ -57,8 +63,11 @@ std::string HadamardQuantizeKernelSpec::getKernelName() const {
      << warpsPerBlock;
   if (stage != HadamardQuantizeStage::Row)
     os << "_p" << numPartials();
-  if (stage != HadamardQuantizeStage::AbsMax)
+  if (stage == HadamardQuantizeStage::Row ||
+      stage == HadamardQuantizeStage::Tensor)
     os << "_q" << qmax << (stochastic ? "_stochastic" : "_nearest");
+  if (sawb)
+    os << "_sawb";
   return name;
 }
 
@@ -96,10 +105,22 @@ private:
   /// The V transformed values of this lane in chunk `chunk` of `row`, and
   /// (when the chunk can be partial) whether the lane's elements exist.
   SmallVector<Value> transformChunk(Value row, Value chunk, Value &active);
-  /// max(acc, |y|) over the lane's elements of every chunk of `row`.
-  Value rowAbsMax(Value row, Value acc);
+  /// The statistics of one row: max(acc, |y|) over the lane's elements of
+  /// every chunk of `row` and, with sawb, the f64 sums of |y| and y^2 over
+  /// the whole row in element order (the same in every lane).
+  struct RowStats {
+    Value max, sum, sumOfSquares;
+  };
+  RowStats rowStats(Value row, Value acc);
   /// maximumf over the 32 lanes (butterfly reduction: every lane gets it).
   Value warpMax(Value value);
+  /// `value` of lane `src` (gpu.shuffle idx), for f32 or (as two i32) f64.
+  Value fromLane(Value value, Value src);
+  /// SAWB's scale from a group's max|y| and f64 sums (docs/numerics.md; the
+  /// CPU path's operations).
+  Value sawbScale(Value max, Value sum, Value sumOfSquares, int64_t size);
+  /// The per-tensor SAWB sums: the row sums of `rowSums` added in row order.
+  std::pair<Value, Value> sumRows(Value rowSums);
   /// Quantizes every chunk of `row` with `scale` and stores q.
   void quantizeRow(Value row, Value scale, Value q);
 
@@ -172,18 +193,122 @@ HadamardQuantizeEmitter::transformChunk(Value row, Value chunk, Value &active) {
   return v;
 }
 
-Value HadamardQuantizeEmitter::rowAbsMax(Value row, Value acc) {
+HadamardQuantizeEmitter::RowStats
+HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
+  Type f64 = b.getF64Type();
+  SmallVector<Value> inits{acc};
+  if (spec.sawb)
+    inits.append(2, arith::ConstantOp::create(b, b.getF64FloatAttr(0)));
   auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(chunkElements()),
-                                 ValueRange{acc});
+                                 inits);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value active;
   Value m = loop.getRegionIterArgs()[0];
-  for (Value y : transformChunk(row, loop.getInductionVar(), active))
+  // Lanes past the row hold zeros: adding +0 leaves the sums unchanged.
+  SmallVector<Value> ys = transformChunk(row, loop.getInductionVar(), active);
+  for (Value y : ys)
     m = arith::MaximumFOp::create(b, m, math::AbsFOp::create(b, y));
-  scf::YieldOp::create(b, m);
+  SmallVector<Value> results{m};
+  if (spec.sawb) {
+    // Element j of the chunk is value j % V of lane j / V.
+    auto lanes = scf::ForOp::create(
+        b, cst(0), cst(kWarpSize), cst(1),
+        ValueRange{loop.getRegionIterArgs()[1], loop.getRegionIterArgs()[2]});
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(lanes.getBody());
+    Value src = lanes.getInductionVar();
+    Value s1 = lanes.getRegionIterArgs()[0], s2 = lanes.getRegionIterArgs()[1];
+    for (Value y : ys) {
+      Value y64 = arith::ExtFOp::create(b, f64, fromLane(y, src));
+      Value abs64 = math::AbsFOp::create(b, y64);
+      s1 = arith::AddFOp::create(b, s1, abs64);
+      s2 = arith::AddFOp::create(b, s2, arith::MulFOp::create(b, y64, y64));
+    }
+    scf::YieldOp::create(b, ValueRange{s1, s2});
+    b.setInsertionPointAfter(lanes);
+    results.append(lanes.getResults().begin(), lanes.getResults().end());
+  }
+  scf::YieldOp::create(b, results);
   b.setInsertionPointAfter(loop);
-  return loop.getResult(0);
+  RowStats stats{loop.getResult(0), Value(), Value()};
+  if (spec.sawb) {
+    stats.sum = loop.getResult(1);
+    stats.sumOfSquares = loop.getResult(2);
+  }
+  return stats;
+}
+
+Value HadamardQuantizeEmitter::fromLane(Value value, Value src) {
+  Value srcI32 = arith::IndexCastUIOp::create(b, b.getI32Type(), src);
+  auto shuffle = [&](Value v) -> Value {
+    return gpu::ShuffleOp::create(
+               b, v, srcI32,
+               arith::ConstantOp::create(b, b.getI32IntegerAttr(kWarpSize)),
+               gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  };
+  if (value.getType().getIntOrFloatBitWidth() == 32)
+    return shuffle(value);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value bits = arith::BitcastOp::create(b, i64, value);
+  Value c32 = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
+  Value lo = shuffle(arith::TruncIOp::create(b, i32, bits));
+  Value hi = shuffle(
+      arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, bits, c32)));
+  Value joined = arith::OrIOp::create(
+      b, arith::ExtUIOp::create(b, i64, lo),
+      arith::ShLIOp::create(b, arith::ExtUIOp::create(b, i64, hi), c32));
+  return arith::BitcastOp::create(b, value.getType(), joined);
+}
+
+Value HadamardQuantizeEmitter::sawbScale(Value max, Value sum,
+                                         Value sumOfSquares, int64_t size) {
+  auto f64 = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, b.getF64FloatAttr(v));
+  };
+  // c = f32(12.1 * sqrt(s2 / n) - 12.2 * (s1 / n)); a = c > 0 ? c : m.
+  Value n = f64(double(size));
+  Value rms = math::SqrtOp::create(b, arith::DivFOp::create(b, sumOfSquares, n));
+  Value mean = arith::DivFOp::create(b, sum, n);
+  Value clip64 =
+      arith::SubFOp::create(b, arith::MulFOp::create(b, f64(12.1), rms),
+                            arith::MulFOp::create(b, f64(12.2), mean));
+  Value clip = arith::TruncFOp::create(b, b.getF32Type(), clip64);
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, clip, f32(0));
+  Value a = arith::SelectOp::create(b, positive, clip, max);
+  return arith::DivFOp::create(b, a, f32(double(spec.qmax)));
+}
+
+std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
+  // 32 row sums per step, one per lane, loaded a step ahead; every lane then
+  // adds them in row order. Rows past m read as +0, which adds nothing.
+  Value zero = arith::ConstantOp::create(b, b.getF64FloatAttr(0));
+  auto load = [&](Value which, Value base) {
+    Value r = arith::AddIOp::create(b, base, lane);
+    Value inside = lessThan(r, spec.m);
+    Value safe = arith::SelectOp::create(b, inside, r, cst(0));
+    Value v = memref::LoadOp::create(b, rowSums, ValueRange{which, safe});
+    return Value(arith::SelectOp::create(b, inside, v, zero));
+  };
+  Value first = cst(0), second = cst(1);
+  auto loop = scf::ForOp::create(
+      b, cst(0), cst(spec.m), cst(kWarpSize),
+      ValueRange{zero, zero, load(first, cst(0)), load(second, cst(0))});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value next = add(loop.getInductionVar(), kWarpSize);
+  Value next1 = load(first, next), next2 = load(second, next);
+  Value s1 = loop.getRegionIterArgs()[0], s2 = loop.getRegionIterArgs()[1];
+  Value v1 = loop.getRegionIterArgs()[2], v2 = loop.getRegionIterArgs()[3];
+  for (int64_t src = 0; src < kWarpSize; ++src) {
+    s1 = arith::AddFOp::create(b, s1, fromLane(v1, cst(src)));
+    s2 = arith::AddFOp::create(b, s2, fromLane(v2, cst(src)));
+  }
+  scf::YieldOp::create(b, ValueRange{s1, s2, next1, next2});
+  b.setInsertionPointAfter(loop);
+  return {loop.getResult(0), loop.getResult(1)};
 }
 
 Value HadamardQuantizeEmitter::warpMax(Value value) {
@@ -272,8 +397,16 @@ void HadamardQuantizeEmitter::emit() {
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(rows.getBody());
-      scf::YieldOp::create(
-          b, rowAbsMax(rows.getInductionVar(), rows.getRegionIterArgs()[0]));
+      Value row = rows.getInductionVar();
+      RowStats stats = rowStats(row, rows.getRegionIterArgs()[0]);
+      if (spec.sawb)
+        ifThen(laneZero, [&] {
+          memref::StoreOp::create(b, stats.sum, args[2],
+                                  ValueRange{cst(0), row});
+          memref::StoreOp::create(b, stats.sumOfSquares, args[2],
+                                  ValueRange{cst(1), row});
+        });
+      scf::YieldOp::create(b, stats.max);
     }
     Value m = warpMax(rows.getResult(0));
     ifThen(laneZero, [&] {
@@ -283,14 +416,40 @@ void HadamardQuantizeEmitter::emit() {
     return;
   }
 
-  bool tensor = spec.stage == HadamardQuantizeStage::Tensor;
-  Value q = args[tensor ? 2 : 1], scales = args[tensor ? 3 : 2];
-  if (spec.stochastic)
-    key = buildStochasticKey(b, b.getLoc(), args[tensor ? 4 : 3]);
   Value qmax = f32(double(spec.qmax));
+  if (spec.stage == HadamardQuantizeStage::Scale) {
+    // One warp: the max of the partials, the row sums in row order.
+    auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials()),
+                                   cst(kWarpSize), ValueRange{zero});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value partial = memref::LoadOp::create(
+          b, args[0], ValueRange{loop.getInductionVar()});
+      scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
+                                  b, loop.getRegionIterArgs()[0], partial)));
+    }
+    auto [sum, sumOfSquares] = sumRows(args[1]);
+    Value scale = sawbScale(warpMax(loop.getResult(0)), sum, sumOfSquares,
+                            spec.m * spec.n);
+    ifThen(laneZero,
+           [&] { memref::StoreOp::create(b, scale, args[2], ValueRange{}); });
+    gpu::ReturnOp::create(b);
+    return;
+  }
+
+  bool tensor = spec.stage == HadamardQuantizeStage::Tensor;
+  // Tensor: x[, partials], q, scale[, seed]; Row: x, q, scale[, seed].
+  unsigned qArg = tensor && !spec.sawb ? 2 : 1;
+  Value q = args[qArg], scales = args[qArg + 1];
+  if (spec.stochastic)
+    key = buildStochasticKey(b, b.getLoc(), args[qArg + 2]);
 
   Value scale;
-  if (tensor) {
+  if (tensor && spec.sawb) {
+    // Computed by the Scale kernel.
+    scale = memref::LoadOp::create(b, scales, ValueRange{});
+  } else if (tensor) {
     // Every warp reduces the partials of the AbsMax kernel to the one
     // scale; thread 0 of block 0 stores it.
     auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials()),
@@ -314,8 +473,11 @@ void HadamardQuantizeEmitter::emit() {
   auto body = [&] {
     Value rowScale = scale;
     if (!tensor) {
-      rowScale =
-          arith::DivFOp::create(b, warpMax(rowAbsMax(firstRow, zero)), qmax);
+      RowStats stats = rowStats(firstRow, zero);
+      Value max = warpMax(stats.max);
+      rowScale = spec.sawb
+                     ? sawbScale(max, stats.sum, stats.sumOfSquares, spec.n)
+                     : Value(arith::DivFOp::create(b, max, qmax));
       ifThen(laneZero, [&] {
         memref::StoreOp::create(b, rowScale, scales, ValueRange{firstRow});
       });
@@ -343,6 +505,7 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
   auto x = MemRefType::get({spec.m, spec.n}, f32);
   auto q = MemRefType::get({spec.m, spec.n}, i8);
   auto partials = MemRefType::get({spec.numPartials()}, f32);
+  auto rowSums = MemRefType::get({2, spec.m}, builder.getF64Type());
   SmallVector<Type> argTypes{x};
   switch (spec.stage) {
   case HadamardQuantizeStage::Row:
@@ -350,12 +513,21 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
     break;
   case HadamardQuantizeStage::AbsMax:
     argTypes.push_back(partials);
+    if (spec.sawb)
+      argTypes.push_back(rowSums);
+    break;
+  case HadamardQuantizeStage::Scale:
+    argTypes.assign({partials, rowSums, MemRefType::get({}, f32)});
     break;
   case HadamardQuantizeStage::Tensor:
-    argTypes.append({partials, q, MemRefType::get({}, f32)});
+    if (!spec.sawb)
+      argTypes.push_back(partials);
+    argTypes.append({q, MemRefType::get({}, f32)});
     break;
   }
-  if (spec.stage != HadamardQuantizeStage::AbsMax && spec.stochastic)
+  bool quantizes = spec.stage == HadamardQuantizeStage::Row ||
+                   spec.stage == HadamardQuantizeStage::Tensor;
+  if (quantizes && spec.stochastic)
     argTypes.push_back(builder.getI64Type());
 
   OpBuilder::InsertionGuard guard(builder);
@@ -364,8 +536,10 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
                                      FunctionType::get(ctx, argTypes, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                 builder.getUnitAttr());
-  func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
-      {int32_t(kWarpSize * spec.warpsPerBlock), 1, 1}));
+  int64_t warps =
+      spec.stage == HadamardQuantizeStage::Scale ? 1 : spec.warpsPerBlock;
+  func.setKnownBlockSizeAttr(
+      builder.getDenseI32ArrayAttr({int32_t(kWarpSize * warps), 1, 1}));
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());
   HadamardQuantizeEmitter(b, spec, func).emit();

@@ -44,9 +44,6 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     op.emitRemark() << "quantize left to the generic path: " << why;
     return rewriter.notifyMatchFailure(op, why);
   };
-  if (op.getScaleMode() != ScaleMode::MaxAbs)
-    return leave("sawb scales need f64 sums in row-major order (a sequential "
-                 "reduction), which the fused kernel does not reproduce");
   Granularity granularity = op.getGranularity();
   if (granularity == Granularity::PerCol)
     return leave("per_col scales reduce across rows, and the fused kernel "
@@ -74,6 +71,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   spec.block = block;
   spec.qmax = op.getQMax();
   spec.stochastic = op.getRounding() == Rounding::Stochastic;
+  spec.sawb = op.getScaleMode() == ScaleMode::Sawb;
   spec.vectorWidth = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
   spec.warpsPerBlock = kWarpsPerBlock;
   if (block >
@@ -97,11 +95,12 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
-  auto launch = [&](gpu::GPUFuncOp kernel, int64_t blocks, ValueRange args) {
+  auto launch = [&](gpu::GPUFuncOp kernel, int64_t blocks, ValueRange args,
+                    int64_t warps = kWarpsPerBlock) {
     gpu::LaunchFuncOp::create(
         rewriter, loc, kernel,
         gpu::KernelDim3{index(blocks), index(1), index(1)},
-        gpu::KernelDim3{index(32 * kWarpsPerBlock), index(1), index(1)},
+        gpu::KernelDim3{index(32 * warps), index(1), index(1)},
         /*dynamicSharedMemorySize=*/Value(), args);
   };
   Value x = toBuffer(rewriter, loc, source);
@@ -127,12 +126,17 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     if (seed)
       args.push_back(seed);
     launch(kernel, rowBlocks, args);
-    op.emitRemark() << "fused " << transform << "per_row quantize kernel @"
-                    << kernel.getName() << ": one warp per row, "
-                    << kWarpsPerBlock << " rows per block; " << lanes
-                    << "row max|y| by a warp shuffle reduction, the row "
-                       "transformed again to quantize";
-  } else {
+    op.emitRemark() << "fused " << transform << "per_row quantize"
+                    << (spec.sawb ? " (sawb)" : "") << " kernel @"
+                    << kernel.getName()
+                    << ": one warp per row, " << kWarpsPerBlock
+                    << " rows per block; " << lanes
+                    << "row max|y| by a warp shuffle reduction"
+                    << (spec.sawb ? ", its f64 sums in element order by "
+                                    "gpu.shuffle idx"
+                                  : "")
+                    << ", the row transformed again to quantize";
+  } else if (!spec.sawb) {
     spec.absMaxBlocks = std::min(rowBlocks, kMaxAbsMaxBlocks);
     spec.stage = HadamardQuantizeStage::AbsMax;
     gpu::GPUFuncOp absMax =
@@ -155,6 +159,40 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                     << quantize.getName() << " (every warp reduces the "
                     << "partials to the scale, then quantizes one row); "
                     << lanes << "the transform is computed in both kernels";
+  } else {
+    // SAWB: one row per warp for the sums (their chains are long), one warp
+    // for the scale, then the quantize kernel.
+    spec.absMaxBlocks = rowBlocks;
+    spec.stage = HadamardQuantizeStage::AbsMax;
+    gpu::GPUFuncOp stats =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    spec.stage = HadamardQuantizeStage::Scale;
+    gpu::GPUFuncOp scaleKernel =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    spec.stage = HadamardQuantizeStage::Tensor;
+    gpu::GPUFuncOp quantize =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    Value partials =
+        allocate(rewriter, loc,
+                 MemRefType::get({spec.numPartials()}, rewriter.getF32Type()));
+    Value rowSums =
+        allocate(rewriter, loc, MemRefType::get({2, m}, rewriter.getF64Type()));
+    launch(stats, spec.absMaxBlocks, ValueRange{x, partials, rowSums});
+    launch(scaleKernel, 1, ValueRange{partials, rowSums, scale}, /*warps=*/1);
+    SmallVector<Value> args{x, q, scale};
+    if (seed)
+      args.push_back(seed);
+    launch(quantize, rowBlocks, args);
+    op.emitRemark() << "fused " << transform << "per_tensor sawb quantize: "
+                    << "three kernels, @" << stats.getName()
+                    << " (one warp per row: its max|y| and its f64 sums in "
+                       "element order), @"
+                    << scaleKernel.getName()
+                    << " (one warp: the max, and the row sums added in row "
+                       "order, to the scale) and @"
+                    << quantize.getName() << " (quantizes one row per warp); "
+                    << lanes << "the transform is computed in the first and "
+                                "the last";
   }
   rewriter.replaceOp(
       op, {toTensor(rewriter, loc, q), toTensor(rewriter, loc, scale)});

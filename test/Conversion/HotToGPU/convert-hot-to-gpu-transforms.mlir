@@ -105,13 +105,11 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 
 // Forms left to the generic path, each with its reason.
 
-// REMARK: remark: quantize left to the generic path: sawb scales need f64 sums in row-major order
 // REMARK: remark: quantize left to the generic path: per_col scales reduce across rows
 // REMARK: remark: quantize left to the generic path: hadamard along dim 0 (across rows) does not map onto lanes of one row
 // REMARK: remark: quantize left to the generic path: hadamard block 256 spans more than one warp (at most 128 for rows of 256)
 
 // CHECK-LABEL: func.func @left
-//       CHECK:   hot.quantize {{.*}} scale sawb
 //       CHECK:   hot.quantize {{.*}} granularity per_col
 //       CHECK:   hot.hadamard {{.*}} along 0 block 4
 //       CHECK:   hot.quantize
@@ -119,9 +117,7 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 //       CHECK:   hot.quantize
 //   CHECK-NOT:   gpu.launch_func
 func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
-    -> (tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>) {
-  %q0, %s0 = hot.quantize %w bits 4 granularity per_tensor scale sawb
-      rounding nearest : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<f32>
+    -> (tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>) {
   %q1, %s1 = hot.quantize %w bits 8 granularity per_col scale maxabs
       rounding stochastic seed %seed
       : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<64xf32>
@@ -131,8 +127,72 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
   %h1 = hot.hadamard %w2 along 1 block 256 : tensor<8x256xf32>
   %q3, %s3 = hot.quantize %h1 bits 8 granularity per_row scale maxabs
       rounding nearest : tensor<8x256xf32> -> tensor<8x256xi8>, tensor<8xf32>
-  return %q0, %q1, %q2, %q3
-      : tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>
+  return %q1, %q2, %q3
+      : tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>
+}
+
+// -----
+
+// SAWB scales. Per row, the kernel adds the row's f64 sums of |y| and y^2 in
+// element order: every lane runs the chain, taking each lane's values in
+// turn by gpu.shuffle idx. Per tensor, a first kernel (one warp per row)
+// stores each row's sums ([2][rows] f64) and max, a one-warp kernel adds the
+// row sums in row order (docs/numerics.md; 64-bit values cross lanes as two
+// 32-bit shuffles) into the scale, and the quantize kernel reads it.
+
+// REMARK: remark: fused per_tensor sawb quantize: three kernels, @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb (one warp per row: its max|y| and its f64 sums in element order), @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb (one warp: the max, and the row sums added in row order, to the scale) and @hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb (quantizes one row per warp); the transform is computed in the first and the last
+// REMARK: remark: fused hadamard (block 16) + per_row quantize (sawb) kernel @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb: one warp per row, 8 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, its f64 sums in element order by gpu.shuffle idx, the row transformed again to quantize
+
+// CHECK-LABEL: func.func @sawb
+//       CHECK:   %[[PARTIALS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
+//       CHECK:   %[[SUMS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x8xf64>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb {{.*}} threads in (%c256, {{.*}} args(%{{.*}} : memref<8x64xf32>, %[[PARTIALS]] : memref<8xf32>, %[[SUMS]] : memref<2x8xf64>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb blocks in (%c1{{.*}}) threads in (%c32, {{.*}} args(%[[PARTIALS]] : memref<8xf32>, %[[SUMS]] : memref<2x8xf64>, %[[SCALE:.*]] : memref<f32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb {{.*}} args(%{{.*}} : memref<8x64xf32>, %{{.*}} : memref<8x64xi8>, %[[SCALE]] : memref<f32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb
+//   CHECK-NOT:   hot.quantize
+//       CHECK: gpu.func @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb
+//       CHECK:   scf.for {{.*}} -> (f32, f64, f64)
+//       CHECK:     scf.for {{.*}} -> (f64, f64)
+//       CHECK:       gpu.shuffle  idx
+//       CHECK:       arith.extf {{.*}} : f32 to f64
+//       CHECK:       math.absf {{.*}} : f64
+//       CHECK:       arith.addf {{.*}} : f64
+//       CHECK:       arith.mulf {{.*}} : f64
+//       CHECK:       arith.addf {{.*}} : f64
+//       CHECK:   memref.store {{.*}} : memref<2x8xf64>
+//       CHECK:   memref.store {{.*}} : memref<2x8xf64>
+//       CHECK: gpu.func @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb
+//  CHECK-SAME:     known_block_size = array<i32: 32, 1, 1>
+//       CHECK:   memref.load {{.*}} : memref<8xf32>
+//       CHECK:   memref.load {{.*}} : memref<2x8xf64>
+//       CHECK:   scf.for {{.*}} -> (f64, f64, f64, f64)
+//       CHECK:     arith.bitcast {{.*}} : f64 to i64
+//       CHECK:     gpu.shuffle  idx {{.*}} : i32
+//       CHECK:     arith.addf {{.*}} : f64
+//       CHECK:   math.sqrt {{.*}} : f64
+//       CHECK:   arith.truncf {{.*}} : f64 to f32
+//       CHECK:   arith.cmpf ogt
+//       CHECK:   arith.select
+//       CHECK:   arith.divf {{.*}} : f32
+//       CHECK:   memref.store {{.*}} : memref<f32>
+//       CHECK: gpu.func @hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb
+//   CHECK-NOT:   f64
+//       CHECK:   memref.load {{.*}}[] : memref<f32>
+//       CHECK:   math.round
+//       CHECK: gpu.func @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb
+//       CHECK:   gpu.shuffle  xor
+//       CHECK:   gpu.shuffle  idx
+//       CHECK:   math.sqrt {{.*}} : f64
+func.func @sawb(%w: tensor<8x64xf32>, %g: tensor<8x64xf32>)
+    -> (tensor<8x64xi8>, tensor<f32>, tensor<8x64xi8>, tensor<8xf32>) {
+  %q0, %s0 = hot.quantize %w bits 4 granularity per_tensor scale sawb
+      rounding nearest : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<f32>
+  %h = hot.hadamard %g along 1 block 16 : tensor<8x64xf32>
+  %q1, %s1 = hot.quantize %h bits 4 granularity per_row scale sawb
+      rounding nearest : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<8xf32>
+  return %q0, %s0, %q1, %s1
+      : tensor<8x64xi8>, tensor<f32>, tensor<8x64xi8>, tensor<8xf32>
 }
 
 // -----

@@ -27,9 +27,36 @@
 // PTX: shfl.sync.bfly.b32
 // PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p400_q127_nearest(
 // PTX: shfl.sync.bfly.b32
+// SAWB of W (per tensor): f64 sums, one lane's values after another by
+// shfl.idx; one warp adds the row sums in row order (64-bit values as two
+// shuffles) to the scale; the quantize kernel reads it.
+// PTX-LABEL: .entry hot_hadamard_absmax_768x3072_b1_v4_w8_p768_sawb(
+// PTX: shfl.sync.idx.b32
+// PTX: add.rn.f64
+// PTX: st.global.b64
+// PTX-LABEL: .entry hot_hadamard_scale_768x3072_b1_v4_w8_p768_sawb(
+// PTX: ld.global.b64
+// PTX: shfl.sync.idx.b32
+// PTX: add.rn.f64
+// PTX: sqrt.rn.f64
+// PTX: cvt.rn.f32.f64
+// PTX: div.rn.f32
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_768x3072_b1_v4_w8_p768_q7_nearest_sawb(
+// PTX-NOT: f64
+// PTX: div.rn.f32
+
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_t256(
 // PTX-NOT: shfl
 
+// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -66,4 +93,10 @@ func.func @hla(%x: tensor<2x197x768xf32>) -> tensor<2x101x768xf32> {
   %y = hot.lowrank %x along 1 block 16 rank 8 allow_tail
       : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
   return %y : tensor<2x101x768xf32>
+}
+
+func.func @w_sawb(%w: tensor<768x3072xf32>) -> (tensor<768x3072xi8>, tensor<f32>) {
+  %q, %s = hot.quantize %w bits 4 granularity per_tensor scale sawb
+      rounding nearest : tensor<768x3072xf32> -> tensor<768x3072xi8>, tensor<f32>
+  return %q, %s : tensor<768x3072xi8>, tensor<f32>
 }
