@@ -114,17 +114,22 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     129 KiB for 128x128 tiles). Plain `sm_90` keeps mma.sync: ptxas accepts
     wgmma only for sm_90a.
 
-    With `hadamard-quantize` (default), a maxabs `per_row` or `per_tensor`
+    With `hadamard-quantize` (default), a `per_row` or `per_tensor`
     `hot.quantize` (of a `hot.hadamard` along dim 1, fused, or of any f32
     matrix) becomes warp-per-row kernels: the block butterfly in registers
     and `gpu.shuffle xor` in docs/numerics.md's order, the row's max|y| by a
     shuffle reduction (per tensor: a first kernel of per-warp partial maxima),
-    nearest or stochastic rounding with the CPU path's hash. With `lowrank`
-    (default), an f32 `hot.lowrank` becomes a kernel with one thread per
-    channel and token block that runs the butterfly in registers and stores
-    the kept rows. Both are bit-identical to convert-hot-to-linalg; other
-    forms (sawb, per_col, hadamard along dim 0, larger blocks) stay for the
-    generic path, with a remark saying why.
+    nearest or stochastic rounding with the CPU path's hash. SAWB scales add
+    each row's f64 sums in element order (every lane runs the chain, taking
+    the values by `gpu.shuffle idx`); per tensor, the row sums are stored and
+    one warp adds them in row order, as docs/numerics.md defines. With
+    `lowrank` (default), an f32 `hot.lowrank` becomes a kernel with one thread
+    per channel and token block that runs the butterfly in registers and
+    stores the kept rows. Both are bit-identical to convert-hot-to-linalg.
+    `per_col` quantizes and lowranks with blocks over 32 stay for the generic
+    path; a hadamard along dim 0 or with a block wider than a warp is not
+    fused (it stays a separate op and the kernel quantizes its result); a
+    remark says why in each case.
 
     Host side, operands become `bufferization.to_buffer`s, the result a
     `memref.alloc` read back with `bufferization.to_tensor restrict writable`,

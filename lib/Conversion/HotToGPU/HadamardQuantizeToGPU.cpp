@@ -53,13 +53,18 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     return leave("the kernel is specialized to static, non-empty shapes");
 
   // The Hadamard transform to fuse: along the rows' contiguous dim only.
+  // Another one stays a separate op (the generic path) and the kernel
+  // quantizes its result.
   Value source = op.getInput();
   int64_t block = 1;
   auto hadamard = source.getDefiningOp<HadamardOp>();
+  if (hadamard && hadamard.getBlock() > 1 && hadamard.getDim() != 1) {
+    op.emitRemark() << "hadamard along dim 0 (across rows) does not map onto "
+                       "lanes of one row: not fused, the kernel quantizes "
+                       "its result";
+    hadamard = nullptr;
+  }
   if (hadamard && hadamard.getBlock() > 1) {
-    if (hadamard.getDim() != 1)
-      return leave("hadamard along dim 0 (across rows) does not map onto "
-                   "lanes of one row");
     source = hadamard.getInput();
     block = hadamard.getBlock();
   }
@@ -74,14 +79,17 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   spec.sawb = op.getScaleMode() == ScaleMode::Sawb;
   spec.vectorWidth = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
   spec.warpsPerBlock = kWarpsPerBlock;
-  if (block >
-      std::min<int64_t>(32 * spec.vectorWidth, options.maxHadamardBlock))
-    return leave("hadamard block " + Twine(block) +
-                 " spans more than one "
-                 "warp (at most " +
-                 Twine(std::min<int64_t>(32 * spec.vectorWidth,
-                                         options.maxHadamardBlock)) +
-                 " for rows of " + Twine(n) + ")");
+  int64_t maxBlock =
+      std::min<int64_t>(32 * spec.vectorWidth, options.maxHadamardBlock);
+  if (block > maxBlock) {
+    op.emitRemark() << "hadamard block " << block
+                    << " spans more than one warp (at most " << maxBlock
+                    << " for rows of " << n
+                    << "): not fused, the kernel quantizes its result";
+    hadamard = nullptr;
+    source = op.getInput();
+    spec.block = block = 1;
+  }
   int64_t rowBlocks = llvm::divideCeil(m, kWarpsPerBlock);
 
   Location loc = op.getLoc();

@@ -103,19 +103,24 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 
 // -----
 
-// Forms left to the generic path, each with its reason.
+// Forms left to the generic path, or not fused, each with its reason: a
+// per_col quantize stays generic; a hadamard along dim 0 or with a block wider
+// than a warp stays a separate op, and the kernel quantizes its result.
 
 // REMARK: remark: quantize left to the generic path: per_col scales reduce across rows
-// REMARK: remark: quantize left to the generic path: hadamard along dim 0 (across rows) does not map onto lanes of one row
-// REMARK: remark: quantize left to the generic path: hadamard block 256 spans more than one warp (at most 128 for rows of 256)
+// REMARK: remark: hadamard along dim 0 (across rows) does not map onto lanes of one row: not fused, the kernel quantizes its result
+// REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest
+// REMARK: remark: hadamard block 256 spans more than one warp (at most 128 for rows of 256): not fused, the kernel quantizes its result
+// REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest
 
 // CHECK-LABEL: func.func @left
 //       CHECK:   hot.quantize {{.*}} granularity per_col
-//       CHECK:   hot.hadamard {{.*}} along 0 block 4
-//       CHECK:   hot.quantize
-//       CHECK:   hot.hadamard {{.*}} along 1 block 256
-//       CHECK:   hot.quantize
-//   CHECK-NOT:   gpu.launch_func
+//       CHECK:   %[[H0:.*]] = hot.hadamard {{.*}} along 0 block 4
+//       CHECK:   %[[B0:.*]] = bufferization.to_buffer %[[H0]]
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest {{.*}} args(%[[B0]] : memref<8x64xf32>
+//       CHECK:   %[[H1:.*]] = hot.hadamard {{.*}} along 1 block 256
+//       CHECK:   %[[B1:.*]] = bufferization.to_buffer %[[H1]]
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest {{.*}} args(%[[B1]] : memref<8x256xf32>
 func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
     -> (tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>) {
   %q1, %s1 = hot.quantize %w bits 8 granularity per_col scale maxabs
