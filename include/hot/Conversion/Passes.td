@@ -216,6 +216,39 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// hot-tile-parallel-loops
+//===----------------------------------------------------------------------===//
+
+def TileParallelLoopsPass
+    : Pass<"hot-tile-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Tile scf.parallel loops so that gpu-map-parallel-loops maps "
+                "their tiles to threads";
+  let description = [{
+    `gpu-map-parallel-loops` maps the dims of an outermost `scf.parallel` to
+    the grid and those of a nested one to the threads of a block. The loops
+    that `convert-linalg-to-parallel-loops` makes are not nested, so each
+    iteration would become a block of one thread; and it maps three dims at
+    most, running the others sequentially. This pass first collapses the
+    dims of a loop with more than two into two (the innermost, contiguous
+    dim kept apart), then tiles every
+    outermost `scf.parallel` that holds no other (`scf::tileParallelLoop`,
+    inner bounds fixed, iterations past the end skipped by a guard) with tiles
+    of `threads` iterations, given out from the innermost (contiguous) dim:
+    each dim takes the smallest power of two that covers its trip count, at
+    most what is left; so a `[3072, 768]` loop gets `1 x 256` tiles and a
+    `[64, 16]` one `16 x 16`.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"256",
+           "Iterations per tile (threads per block; a power of two)">,
+  ];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect",
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // hot-allocate-managed-memory
 //===----------------------------------------------------------------------===//
 

@@ -63,6 +63,8 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   // kernels can use every buffer.
   pm.addNestedPass<func::FuncOp>(createAllocateManagedMemoryPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // Iterations in tiles of 256 threads, not one-thread blocks.
+  pm.addNestedPass<func::FuncOp>(createTileParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
