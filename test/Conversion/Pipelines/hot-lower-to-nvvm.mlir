@@ -1,4 +1,11 @@
 // RUN: hot-opt %s --hot-lower-to-nvvm="chip=sm_90 format=isa" | FileCheck %s
+// RUN: hot-opt %s --hot-lower-to-nvvm="chip=sm_90 format=isa" \
+// RUN:   --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LAUNCH
+
+// The generic kernel's iterations go to the threads of a block (tiled by
+// hot-tile-parallel-loops), here all 4 x 8 in one block.
+// LAUNCH: gpu.launch_func @add_constant_kernel::@add_constant_kernel blocks in (%c1, %c1, %c1) threads in (%c4, %c8, %c1)
 
 // Host code after the whole pipeline: every buffer a kernel sees is managed
 // memory (mgpuMemAlloc with isHostShared = 1, never malloc), and a constant
