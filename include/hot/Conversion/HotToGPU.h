@@ -133,6 +133,28 @@ Value buildKContiguousOperand(OpBuilder &builder, Location loc, Value operand,
 /// to the 16-byte cp.async width.
 int64_t getPaddedKBytes(int64_t k, IntMmaKind kind);
 
+/// A K-major i8 operand `in[k][rows]` rewritten K-contiguous as
+/// `out[rows][kBytes]` (the layout of buildKContiguousOperand): K zero-padded
+/// to kBytes, two values per byte when `packS4`.
+struct OperandTransposeSpec {
+  int64_t k = 0, rows = 0, kBytes = 0;
+  bool packS4 = false;
+
+  std::string getKernelName() const;
+  /// Blocks along the output bytes (x) and rows (y); threads per block.
+  int64_t getGridX() const;
+  int64_t getGridY() const;
+  static int64_t getNumThreads();
+};
+
+/// Builds (or finds) the kernel of `spec` in `module`: arguments in
+/// memref<k x rows x i8>, out memref<rows x kBytes x i8>. Tiles of 64 rows x
+/// 64 output bytes go through shared memory: coalesced reads of input rows,
+/// 16-byte stores of output rows.
+gpu::GPUFuncOp buildOperandTransposeKernel(OpBuilder &builder, Location loc,
+                                           gpu::GPUModuleOp module,
+                                           const OperandTransposeSpec &spec);
+
 /// Whether `chip` (e.g. "sm_89") has native INT4 tensor cores: sm_80, sm_86,
 /// sm_87 and sm_89 do; Hopper and later emulate s4 MMA with s8.
 bool hasNativeInt4TensorCores(StringRef chip);

@@ -143,18 +143,47 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
                                      : op.getOperation());
 
   // Both operands K-contiguous, K padded to whole 16-byte chunks, packed for
-  // s4: one layout kernel per operand where the given layout differs.
+  // s4: a K-major operand goes through the shared-memory transpose kernel;
+  // one that only needs padding or packing through an elementwise
+  // linalg.generic (mapped like every other linalg op).
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
   auto prepare = [&](Value operand, bool kMajor, int64_t rows, StringRef what) {
     bool packOrPad = kind == IntMmaKind::S4 || kBytes != k;
     if (!kMajor && !packOrPad)
       return operand;
-    if (kMajor)
-      op.emitRemark() << what << " is not K-contiguous: transposed to ["
-                      << rows << "][K] i8 by a separate kernel before the "
-                      << "product (fusing the transpose into its "
-                         "hot.quantize is future work)";
-    return buildKContiguousOperand(rewriter, loc, operand, kMajor, kBytes,
-                                   kind);
+    if (!kMajor)
+      return buildKContiguousOperand(rewriter, loc, operand, kMajor, kBytes,
+                                     kind);
+    OperandTransposeSpec layout;
+    layout.k = k;
+    layout.rows = rows;
+    layout.kBytes = kBytes;
+    layout.packS4 = kind == IntMmaKind::S4;
+    gpu::GPUFuncOp transpose =
+        buildOperandTransposeKernel(rewriter, loc, gpuModule, layout);
+    op.emitRemark() << what << " is not K-contiguous: transposed to ["
+                    << rows << "][K] i8 by @" << transpose.getName()
+                    << " (64x64-byte tiles through shared memory) before the "
+                       "product (fusing the transpose into its hot.quantize "
+                       "is future work)";
+    Value in = toBuffer(rewriter, loc, operand);
+    auto outType = MemRefType::get({rows, kBytes}, rewriter.getI8Type());
+    Value out = memref::AllocOp::create(rewriter, loc, outType,
+                                        rewriter.getI64IntegerAttr(64));
+    gpu::LaunchFuncOp::create(
+        rewriter, loc, transpose,
+        gpu::KernelDim3{index(layout.getGridX()), index(layout.getGridY()),
+                        index(1)},
+        gpu::KernelDim3{index(OperandTransposeSpec::getNumThreads()),
+                        index(1), index(1)},
+        /*dynamicSharedMemorySize=*/Value(),
+        ValueRange{in, out});
+    return Value(bufferization::ToTensorOp::create(
+        rewriter, loc, RankedTensorType::get(outType.getShape(),
+                                             outType.getElementType()),
+        out, /*restrict=*/true, /*writable=*/true));
   };
   Value lhs = prepare(op.getLhs(), transposeLhs, m, "lhs");
   Value rhs = prepare(op.getRhs(), !transposeRhs, n, "rhs");
@@ -173,9 +202,6 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   }
 
   const IntMmaTiling &t = spec.tiling;
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(rewriter, loc, v);
-  };
   gpu::KernelDim3 grid{index(llvm::divideCeil(n, t.tileN)),
                        index(llvm::divideCeil(m, t.tileM)), index(1)};
   gpu::KernelDim3 block{index(t.numThreads(kind)), index(1), index(1)};

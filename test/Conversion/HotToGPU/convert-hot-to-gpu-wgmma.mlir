@@ -14,7 +14,7 @@
 
 // CHECK-LABEL: func.func @gw
 //       CHECK:   gpu.launch_func @hot_kernels::@[[KERNEL:hot_int_mma_wgmma_s8_48x40x112_t128x64x128_s4_rescale10_f32]]
-//  CHECK-SAME:     threads in (%c256,
+//  CHECK-SAME:     threads in (%c256{{[_0-9]*}},
 //  CHECK-SAME:     dynamic_shared_memory_size %c99328_i32
 //       CHECK: gpu.module @hot_kernels
 //       CHECK:   gpu.func @[[KERNEL]](

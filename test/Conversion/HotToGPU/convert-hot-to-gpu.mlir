@@ -12,7 +12,7 @@
 // rescale is fused.
 
 // REMARK80: remark: tensor-core kernel @hot_int_mma_s4_197x32x32_t128x128x64_w64x32_s3_rescale10_f32: s4 mma.sync m16n8k64 (both operands are on a 4-bit grid and sm_80 has INT4 tensor cores; operands packed two per byte), hot.rescale fused into the epilogue
-// REMARK80: remark: rhs is not K-contiguous: transposed to [32][K] i8 by a separate kernel before the product (fusing the transpose into its hot.quantize is future work)
+// REMARK80: remark: rhs is not K-contiguous: transposed to [32][K] i8 by @hot_transpose_s4_64x32_to_32x32 (64x64-byte tiles through shared memory) before the product (fusing the transpose into its hot.quantize is future work)
 // REMARK90: remark: tensor-core kernel @hot_int_mma_s8_197x32x64_t128x128x64_w64x32_s3_rescale10_f32: s8 mma.sync m16n8k32 (sm_90 has no INT4 tensor cores: 4-bit operands computed with s8; wgmma needs sm_90a), hot.rescale fused into the epilogue
 // REMARK90: remark: rhs is not K-contiguous: transposed to [32][K] i8
 
@@ -23,15 +23,13 @@
 //        SM80:   %[[LHS:.*]] = linalg.generic
 //        SM80:     tensor.extract %[[QG]]
 //        SM80:   } -> tensor<197x32xi8>
-//        SM80:   %[[RHS:.*]] = linalg.generic
-//        SM80:     tensor.extract %[[QW]]
-//        SM80:     arith.andi
-//        SM80:     arith.shli
-//        SM80:     arith.ori
-//        SM80:   } -> tensor<32x32xi8>
+//       CHECK:   %[[QWB:.*]] = bufferization.to_buffer %[[QW]] read_only : tensor<64x32xi8> to memref<64x32xi8>
+//        SM80:   %[[RHSB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x32xi8>
+//        SM80:   gpu.launch_func @hot_kernels::@hot_transpose_s4_64x32_to_32x32 blocks in (%c1{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c256{{.*}}, %c1{{.*}}, %c1{{.*}}) args(%[[QWB]] : memref<64x32xi8>, %[[RHSB]] : memref<32x32xi8>)
 //    SM90-NOT:   tensor<197x32xi8>
-//        SM90:   %[[RHS:.*]] = linalg.generic
-//        SM90:   } -> tensor<32x64xi8>
+//        SM90:   %[[RHSB:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xi8>
+//        SM90:   gpu.launch_func @hot_kernels::@hot_transpose_s8_64x32_to_32x64 {{.*}} args(%[[QWB]] : memref<64x32xi8>, %[[RHSB]] : memref<32x64xi8>)
+//       CHECK:   %[[RHS:.*]] = bufferization.to_tensor %[[RHSB]] restrict writable
 //        SM80:   %[[A:.*]] = bufferization.to_buffer %[[LHS]] read_only : tensor<197x32xi8> to memref<197x32xi8>
 //        SM90:   %[[A:.*]] = bufferization.to_buffer %[[QG]] read_only : tensor<197x64xi8> to memref<197x64xi8>
 //       CHECK:   %[[B:.*]] = bufferization.to_buffer %[[RHS]] read_only
@@ -87,17 +85,25 @@ func.func @gx(%gy: tensor<197x64xf32>, %w: tensor<64x32xf32>, %seed: i64) -> ten
 
 // CHECK-LABEL: func.func @gw
 //  CHECK-SAME: (%[[QGY:.*]]: tensor<101x48xi8>, %[[QX:.*]]: tensor<101x40xi8>
-//       CHECK:   linalg.generic
-//       CHECK:     %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %c101
-//       CHECK:     %[[SAFE:.*]] = arith.select %[[IN]]
-//       CHECK:     %[[V:.*]] = tensor.extract %[[QGY]][%[[SAFE]], %{{.*}}]
-//       CHECK:     arith.select %[[IN]], %[[V]], %c0_i8
-//       CHECK:   } -> tensor<48x112xi8>
-//       CHECK:   linalg.generic
-//       CHECK:     tensor.extract %[[QX]]
-//       CHECK:   } -> tensor<40x112xi8>
+//       CHECK:   %[[A:.*]] = bufferization.to_buffer %[[QGY]] read_only : tensor<101x48xi8> to memref<101x48xi8>
+//       CHECK:   %[[AT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<48x112xi8>
+//       CHECK:   gpu.launch_func @hot_kernels::@[[T1:hot_transpose_s8_101x48_to_48x112]] blocks in (%c2, %c1{{.*}}, %c1{{.*}}) threads in (%c256, {{.*}} args(%[[A]] : memref<101x48xi8>, %[[AT]] : memref<48x112xi8>)
+//       CHECK:   %[[B:.*]] = bufferization.to_buffer %[[QX]] read_only : tensor<101x40xi8> to memref<101x40xi8>
+//       CHECK:   %[[BT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<40x112xi8>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_transpose_s8_101x40_to_40x112 {{.*}} args(%[[B]] : memref<101x40xi8>, %[[BT]] : memref<40x112xi8>)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_48x40x112_{{.*}} args({{.*}} : memref<48x112xi8>, {{.*}} : memref<40x112xi8>, {{.*}} : memref<48x40xf32>, {{.*}} : memref<48xf32>, {{.*}} : memref<f32>)
 //   CHECK-NOT:   hot.rescale
+// The transpose kernel: a 64 x 64 tile of K values x rows through padded
+// shared memory, zero past K (101) and the rows; 16-byte stores of rows.
+//       CHECK: gpu.func @[[T1]](%{{.*}}: memref<101x48xi8>, %{{.*}}: memref<48x112xi8>) workgroup(%[[TILE:.*]] : memref<64x68xi8, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+//       CHECK:   arith.cmpi ult, %{{.*}}, %c101
+//       CHECK:   memref.load %{{.*}} : memref<101x48xi8>
+//       CHECK:   memref.store %{{.*}}, %[[TILE]]
+//       CHECK:   gpu.barrier
+//       CHECK:   memref.load %[[TILE]]
+//       CHECK:   vector.from_elements {{.*}} : vector<16xi8>
+//       CHECK:   scf.if
+//       CHECK:     vector.store {{.*}} {alignment = 16 : i64} : memref<48x112xi8>, vector<16xi8>
 func.func @gw(%qgy: tensor<101x48xi8>, %qx: tensor<101x40xi8>, %sgy: tensor<48xf32>, %sx: tensor<f32>) -> tensor<48x40xf32> {
   %acc = hot.int_matmul %qgy transposed, %qx : tensor<101x48xi8>, tensor<101x40xi8> -> tensor<48x40xi32>
   %y = hot.rescale %acc, %sgy, %sx : tensor<48x40xi32>, tensor<48xf32>, tensor<f32> -> tensor<48x40xf32>
@@ -141,7 +147,7 @@ func.func @two_users(%a: tensor<8x48xi8>, %b: tensor<16x48xi8>, %s: tensor<f32>)
 
 // CHECK-LABEL: func.func @tiny
 //       CHECK:   } -> tensor<1x32xi8>
-//       CHECK:   } -> tensor<1x32xi8>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_transpose_s8_20x1_to_1x32 {{.*}} : memref<1x32xi8>)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_1x1x32_t128x128x64_w64x32_s3_rescale01_bf16
 //       CHECK:   bufferization.to_tensor %{{.*}} restrict writable : memref<1x1xbf16> to tensor<1x1xbf16>
 //       CHECK: gpu.func @hot_int_mma_s8_1x1x32_t128x128x64_w64x32_s3_rescale01_bf16(%{{.*}}: memref<1x32xi8>, %{{.*}}: memref<1x32xi8>, %{{.*}}: memref<1x1xbf16>, %{{.*}}: memref<f32>, %{{.*}}: memref<1xf32>)
