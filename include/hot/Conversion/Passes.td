@@ -88,9 +88,11 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     Both operands must be K-contiguous for `ldmatrix` (A as `[M][K]`, B as
     `[N][K]`): an operand stored the other way (`transposed` lhs, plain rhs:
     `gx = qg·qw` has `qw : [O, I]`, `gw = qgyᵀ·qx` has both) is first
-    rewritten by one `linalg.generic` (transpose, zero padding of K to a
-    multiple of 16 bytes, s4 packing), which maps onto the GPU like any other
-    linalg op; a remark says so. When the product's only user is
+    rewritten by a transpose kernel (`@hot_transpose_*`: 64 x 64-byte tiles
+    through shared memory, zero padding of K to a multiple of 16 bytes, s4
+    packing); a remark says so. An operand that is K-contiguous but needs
+    padding or s4 packing gets one elementwise `linalg.generic`, which maps
+    onto the GPU like any other linalg op. When the product's only user is
     `hot.rescale`, the kernel's epilogue computes
     `(f32(acc) * row_scale) * col_scale` (docs/numerics.md) and writes the
     rescale's float type; otherwise it writes i32.
@@ -148,7 +150,11 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     becomes
 
     ```mlir
-    %rhs = linalg.generic ... outs(%e : tensor<32x64xi8>) { ... }  // [N][K]
+    %w = bufferization.to_buffer %qw read_only : ... to memref<64x32xi8>
+    %wt = memref.alloc() {alignment = 64 : i64} : memref<32x64xi8>  // [N][K]
+    gpu.launch_func @hot_kernels::@hot_transpose_s8_64x32_to_32x64 ...
+        args(%w : memref<64x32xi8>, %wt : memref<32x64xi8>)
+    %rhs = bufferization.to_tensor %wt restrict writable : ...
     %a = bufferization.to_buffer %qg read_only : ... to memref<197x64xi8>
     %b = bufferization.to_buffer %rhs read_only : ... to memref<32x64xi8>
     %c = memref.alloc() {alignment = 64 : i64} : memref<197x32xf32>
