@@ -163,6 +163,10 @@ bool hasNativeInt4TensorCores(StringRef chip);
 /// architecture-specific Hopper target; ptxas rejects wgmma on plain sm_90).
 bool hasWarpgroupMma(StringRef chip);
 
+/// The SM count of a typical part of `chip` (A100 108, A40 84, RTX 4090 128,
+/// H100/H200 132; 108 for others): what tile selection aims to fill.
+int64_t getTypicalSMCount(StringRef chip);
+
 /// Declares (as an external model) that `gpu.launch_func` may read and write
 /// every memref operand, so that launches created on tensors pass through
 /// ownership-based buffer deallocation.
@@ -178,6 +182,10 @@ struct IntMatmulToGPUOptions {
   bool allowInt4 = true;
   /// Use wgmma where the chip has it (sm_90a); mma.sync otherwise.
   bool allowWgmma = true;
+  /// Halve `tiling`'s tile-n / tile-m (down to 64) for products that would
+  /// get fewer thread blocks than `smCount` (0: getTypicalSMCount(chip)).
+  bool autoTiles = false;
+  int64_t smCount = 0;
 
   /// Whether the products become wgmma kernels (WgmmaS8) rather than
   /// mma.sync ones (S8 or S4).

@@ -177,10 +177,14 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
            "Target chip (sm_80, sm_86, sm_89, sm_90, ...): decides s4 vs s8 "
            "MMA for 4-bit operands">,
-    Option<"tileM", "tile-m", "int64_t", /*default=*/"128",
-           "Rows of C per thread block">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"128",
-           "Columns of C per thread block">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
+           "Rows of C per thread block (0: 128; with tile-n 0 too, halved "
+           "down to 64 for products that would not fill the chip's SMs)">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "Columns of C per thread block (0: 128, see tile-m)">,
+    Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
+           "SMs that automatic tiles aim to fill (0: a typical part of "
+           "the chip: A100 108, H100/H200 132, ...)">,
     Option<"tileK", "tile-k", "int64_t", /*default=*/"0",
            "Bytes of K per pipeline stage (32, 64 or 128; 0: 64 for "
            "mma.sync, 128 for wgmma)">,

@@ -48,12 +48,18 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
   PassOptions::Option<int64_t> optLevel{
       *this, "opt-level", llvm::cl::desc("NVPTX optimization level"),
       llvm::cl::init(3)};
-  PassOptions::Option<int64_t> tileM{*this, "tile-m",
-                                     llvm::cl::desc("Kernel tile rows"),
-                                     llvm::cl::init(128)};
-  PassOptions::Option<int64_t> tileN{*this, "tile-n",
-                                     llvm::cl::desc("Kernel tile columns"),
-                                     llvm::cl::init(128)};
+  PassOptions::Option<int64_t> tileM{
+      *this, "tile-m",
+      llvm::cl::desc("Kernel tile rows (0: automatic, see convert-hot-to-gpu)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> tileN{
+      *this, "tile-n",
+      llvm::cl::desc("Kernel tile columns (0: automatic)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> smCount{
+      *this, "sm-count",
+      llvm::cl::desc("SMs that automatic tiles aim to fill (0: by chip)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k",
       llvm::cl::desc("Kernel tile K, in bytes (0: 64 for mma.sync, 128 for "

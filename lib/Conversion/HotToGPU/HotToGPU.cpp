@@ -51,8 +51,13 @@ struct ConvertHotToGPUPass
     IntMmaKind family =
         options.useWgmma() ? IntMmaKind::WgmmaS8 : IntMmaKind::S8;
     options.tiling = IntMmaTiling::getDefault(family);
-    options.tiling.tileM = tileM;
-    options.tiling.tileN = tileN;
+    // 0 x 0: 128 x 128, smaller for products too small to fill the chip.
+    options.autoTiles = tileM == 0 && tileN == 0;
+    options.smCount = smCount;
+    if (tileM != 0)
+      options.tiling.tileM = tileM;
+    if (tileN != 0)
+      options.tiling.tileN = tileN;
     options.tiling.warpM = warpM;
     options.tiling.warpN = warpN;
     if (tileK != 0)

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::hot;
@@ -18,6 +19,55 @@ bool mlir::hot::hasNativeInt4TensorCores(StringRef chip) {
 }
 
 bool mlir::hot::hasWarpgroupMma(StringRef chip) { return chip == "sm_90a"; }
+
+int64_t mlir::hot::getTypicalSMCount(StringRef chip) {
+  return llvm::StringSwitch<int64_t>(chip)
+      .Case("sm_80", 108) // A100
+      .Case("sm_86", 84)  // A40 (RTX 3090: 82)
+      .Case("sm_87", 16)  // Jetson AGX Orin
+      .Case("sm_89", 128) // RTX 4090
+      .Cases({"sm_90", "sm_90a"}, 132) // H100 / H200 SXM
+      .Default(108);
+}
+
+/// The tiling of a product: the options' or, with autoTiles, theirs halved
+/// (the larger tile dim first, never below 64) while the grid has fewer
+/// blocks than the chip has SMs and halving adds blocks.
+static IntMmaTiling chooseTiling(const IntMatmulToGPUOptions &options,
+                                 IntMmaKind kind, int64_t m, int64_t n) {
+  IntMmaTiling tiling = options.tiling;
+  if (!options.autoTiles)
+    return tiling;
+  int64_t sms =
+      options.smCount > 0 ? options.smCount : getTypicalSMCount(options.chip);
+  auto blocks = [&](const IntMmaTiling &t) {
+    return llvm::divideCeil(m, t.tileM) * llvm::divideCeil(n, t.tileN);
+  };
+  while (blocks(tiling) < sms) {
+    IntMmaTiling halfN = tiling, halfM = tiling;
+    halfN.tileN /= 2;
+    halfM.tileM /= 2;
+    SmallVector<IntMmaTiling, 2> candidates;
+    if (tiling.tileN >= tiling.tileM)
+      candidates = {halfN, halfM};
+    else
+      candidates = {halfM, halfN};
+    bool halved = false;
+    for (const IntMmaTiling &next : candidates) {
+      std::string reason;
+      if (next.tileM < 64 || next.tileN < 64 ||
+          blocks(next) == blocks(tiling) ||
+          failed(verifyIntMmaTiling(next, kind, reason)))
+        continue;
+      tiling = next;
+      halved = true;
+      break;
+    }
+    if (!halved)
+      break;
+  }
+  return tiling;
+}
 
 /// Whether `value` is the q result of a hot.quantize on a grid of at most 4
 /// bits (|q| <= 7, so it fits an s4 nibble).
@@ -88,7 +138,9 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   spec.n = n;
   spec.kBytes = kBytes;
   spec.kind = kind;
-  spec.tiling = options.tiling;
+  spec.tiling = chooseTiling(options, kind, m, n);
+  bool retiled = spec.tiling.tileM != options.tiling.tileM ||
+                 spec.tiling.tileN != options.tiling.tileN;
   RescaleOp rescale = getFusableRescale(op);
   spec.epilogue.rescale = static_cast<bool>(rescale);
   spec.epilogue.resultElementType = resultType.getElementType();
@@ -134,9 +186,17 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     else if (StringRef(options.chip).starts_with("sm_90"))
       why += "; wgmma needs sm_90a";
   }
-  op.emitRemark() << "tensor-core kernel @" << kernel->getName() << ": "
-                  << mma << " (" << why << ")"
-                  << (rescale ? ", hot.rescale fused into the epilogue" : "");
+  {
+    InFlightDiagnostic remark = op.emitRemark();
+    remark << "tensor-core kernel @" << kernel->getName() << ": " << mma
+           << " (" << why << ")"
+           << (rescale ? ", hot.rescale fused into the epilogue" : "");
+    if (retiled)
+      remark << "; " << spec.tiling.tileM << "x" << spec.tiling.tileN
+             << " tiles: " << options.tiling.tileM << "x"
+             << options.tiling.tileN
+             << " would give fewer thread blocks than the chip's SMs";
+  }
 
   // Everything after the last operand: with a fused rescale its scales too.
   rewriter.setInsertionPoint(rescale ? rescale.getOperation()

@@ -41,6 +41,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.chip = options.chip;
   kernels.tileM = options.tileM;
   kernels.tileN = options.tileN;
+  kernels.smCount = options.smCount;
   kernels.tileK = options.tileK;
   kernels.warpM = options.warpM;
   kernels.warpN = options.warpN;

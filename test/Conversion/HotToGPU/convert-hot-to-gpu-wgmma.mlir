@@ -2,7 +2,7 @@
 // RUN:   | FileCheck %s
 // RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a tile-n=64 hadamard-quantize=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK
-// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a wgmma=false hadamard-quantize=false" -o /dev/null 2>&1 \
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a tile-m=128 tile-n=128 wgmma=false hadamard-quantize=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
 
 // On sm_90a every product is a wgmma kernel: one warpgroup per 64 rows (two

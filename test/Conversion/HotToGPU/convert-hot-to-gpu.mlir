@@ -1,10 +1,10 @@
-// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_80 hadamard-quantize=false" 2>/dev/null \
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_80 tile-m=128 tile-n=128 hadamard-quantize=false" 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefixes=CHECK,SM80
-// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90 hadamard-quantize=false" 2>/dev/null \
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90 tile-m=128 tile-n=128 hadamard-quantize=false" 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefixes=CHECK,SM90
-// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_80 hadamard-quantize=false" -o /dev/null 2>&1 \
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_80 tile-m=128 tile-n=128 hadamard-quantize=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK80
-// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90 hadamard-quantize=false" -o /dev/null 2>&1 \
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90 tile-m=128 tile-n=128 hadamard-quantize=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK90
 
 // gx = qg·qw on 4-bit grids: s4 m16n8k64 on sm_80 (operands packed), s8

@@ -2,17 +2,17 @@
 // needed) for each chip: s8 m16n8k32 everywhere, s4 m16n8k64 for the 4-bit gx
 // product on chips with INT4 tensor cores only, cp.async and ldmatrix.
 //
-// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80})' 2>/dev/null \
+// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels | FileCheck %s --check-prefixes=CHECK,INT4 -DPTX=7.0 -DCHIP=sm_80
-// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_86})' 2>/dev/null \
+// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_86 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels | FileCheck %s --check-prefixes=CHECK,INT4 -DPTX=7.1 -DCHIP=sm_86
-// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_89})' 2>/dev/null \
+// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_89 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels | FileCheck %s --check-prefixes=CHECK,INT4 -DPTX=7.8 -DCHIP=sm_89
-// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90})' 2>/dev/null \
+// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels | FileCheck %s --check-prefixes=CHECK,NOINT4 -DPTX=7.8 -DCHIP=sm_90
 //
 // The host side is LLVM with the launches and the serialized kernels.
-// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80})' 2>/dev/null \
+// RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefix=HOST
 
 // CHECK: .version [[PTX]]

@@ -3,19 +3,19 @@
 // (Hopper gets s8 for it).
 //
 // REQUIRES: ptxas, cuobjdump
-// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80})' 2>/dev/null \
+// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_80.ptx
 // RUN: %ptxas -arch=sm_80 %t.sm_80.ptx -o %t.sm_80.cubin
 // RUN: %cuobjdump -sass %t.sm_80.cubin | FileCheck %s --check-prefixes=CHECK,INT4
-// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_86})' 2>/dev/null \
+// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_86 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_86.ptx
 // RUN: %ptxas -arch=sm_86 %t.sm_86.ptx -o %t.sm_86.cubin
 // RUN: %cuobjdump -sass %t.sm_86.cubin | FileCheck %s --check-prefixes=CHECK,INT4
-// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_89})' 2>/dev/null \
+// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_89 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_89.ptx
 // RUN: %ptxas -arch=sm_89 %t.sm_89.ptx -o %t.sm_89.cubin
 // RUN: %cuobjdump -sass %t.sm_89.cubin | FileCheck %s --check-prefixes=CHECK,INT4
-// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90})' 2>/dev/null \
+// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90 tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_90.ptx
 // RUN: %ptxas -arch=sm_90 %t.sm_90.ptx -o %t.sm_90.cubin
 // RUN: %cuobjdump -sass %t.sm_90.cubin | FileCheck %s --check-prefixes=CHECK,NOINT4

@@ -3,9 +3,9 @@
 // product too: Hopper has no INT4 tensor cores), operands staged by cp.async
 // into dynamic shared memory and handed to the async proxy by a fence.
 //
-// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90a})' 2>/dev/null \
+// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90a tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels | FileCheck %s
-// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90a})' 2>/dev/null \
+// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90a tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefix=HOST
 
 // CHECK: .version 8.0

@@ -3,7 +3,7 @@
 // mma.sync (IMMA).
 //
 // REQUIRES: ptxas, cuobjdump
-// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90a})' 2>/dev/null \
+// RUN: hot-opt %S/int-mma-ptx.mlir --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90a tile-m=128 tile-n=128})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels > %t.ptx
 // RUN: %ptxas -arch=sm_90a -v %t.ptx -o %t.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %cuobjdump -sass %t.cubin | FileCheck %s
