@@ -130,6 +130,18 @@ void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
     uniformColScale = loadScale(argColScale, 0, Value(), 0);
 
   bool guardRows = spec.m % t.tileM != 0, guardCols = spec.n % t.tileN != 0;
+  // A lane's two values of a fragment row are adjacent columns 2t, 2t + 1:
+  // with N even they are stored as one vector (aligned, and in bounds
+  // exactly when the first is).
+  bool pairs = spec.n % 2 == 0;
+  auto guarded = [&](Value valid, function_ref<void()> store) {
+    if (!valid)
+      return store();
+    auto guard = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPointToStart(guard.thenBlock());
+    store();
+  };
   for (int64_t mi = 0; mi < numM; ++mi)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = add(rowBase, mi * 16 + h * 8);
@@ -137,10 +149,10 @@ void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
       Value rowScale = uniformRowScale;
       if (epi.rescale && !rowScale)
         rowScale = loadScale(argRowScale, 1, row, spec.m);
-      for (int64_t ni = 0; ni < numN; ++ni)
+      for (int64_t ni = 0; ni < numN; ++ni) {
+        SmallVector<Value, 2> values;
         for (int64_t e = 0; e < 2; ++e) {
           Value col = add(colBase, ni * 8 + e);
-          Value colValid = guardCols ? lessThan(col, spec.n) : Value();
           Value colScale = uniformColScale;
           if (epi.rescale && !colScale)
             colScale = loadScale(argColScale, 1, col, spec.n);
@@ -157,15 +169,29 @@ void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
             else if (width > 32)
               value = arith::ExtFOp::create(b, epi.resultElementType, value);
           }
-          Value valid = andOf(rowValid, colValid);
-          if (!valid) {
-            memref::StoreOp::create(b, value, argC, ValueRange{row, col});
-            continue;
-          }
-          auto guard = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard insertion(b);
-          b.setInsertionPointToStart(guard.thenBlock());
-          memref::StoreOp::create(b, value, argC, ValueRange{row, col});
+          values.push_back(value);
         }
+        Value col = add(colBase, ni * 8);
+        if (pairs) {
+          Value colValid = guardCols ? lessThan(col, spec.n) : Value();
+          Value pair = vector::FromElementsOp::create(
+              b, VectorType::get({2}, epi.resultElementType), values);
+          guarded(andOf(rowValid, colValid), [&] {
+            auto store =
+                vector::StoreOp::create(b, pair, argC, ValueRange{row, col});
+            store.setAlignment(
+                uint64_t(2 * epi.resultElementType.getIntOrFloatBitWidth() /
+                         8));
+          });
+          continue;
+        }
+        for (int64_t e = 0; e < 2; ++e) {
+          Value colE = add(col, e);
+          Value colValid = guardCols ? lessThan(colE, spec.n) : Value();
+          guarded(andOf(rowValid, colValid), [&] {
+            memref::StoreOp::create(b, values[e], argC, ValueRange{row, colE});
+          });
+        }
+      }
     }
 }

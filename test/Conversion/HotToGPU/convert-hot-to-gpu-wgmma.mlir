@@ -53,7 +53,7 @@
 //       CHECK:     vector.from_elements %[[E0]], %[[E1]], %[[E2]], %[[E3]] : vector<2x2xi32>
 //       CHECK:     arith.sitofp
 //       CHECK:     scf.if
-//       CHECK:       memref.store %{{.*}} : memref<48x40xf32>
+//       CHECK:       vector.store %{{.*}} : memref<48x40xf32>, vector<2xf32>
 func.func @gw(%qgy: tensor<101x48xi8>, %qx: tensor<101x40xi8>, %sgy: tensor<48xf32>, %sx: tensor<f32>) -> tensor<48x40xf32> {
   %acc = hot.int_matmul %qgy transposed, %qx : tensor<101x48xi8>, tensor<101x40xi8> -> tensor<48x40xi32>
   %y = hot.rescale %acc, %sgy, %sx : tensor<48x40xi32>, tensor<48xf32>, tensor<f32> -> tensor<48x40xf32>

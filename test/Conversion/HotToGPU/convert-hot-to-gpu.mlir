@@ -64,8 +64,9 @@
 //       CHECK:     %[[F:.*]] = arith.sitofp %[[ACC]] : i32 to f32
 //       CHECK:     %[[R:.*]] = arith.mulf %[[F]], %[[ROWSCALE]] : f32
 //       CHECK:     %[[RC:.*]] = arith.mulf %[[R]], %[[SCALE]] : f32
+//       CHECK:     %[[PAIR:.*]] = vector.from_elements %[[RC]], %{{.*}} : vector<2xf32>
 //       CHECK:     scf.if
-//       CHECK:       memref.store %[[RC]], %{{.*}} : memref<197x32xf32>
+//       CHECK:       vector.store %[[PAIR]], %{{.*}} {alignment = 8 : i64} : memref<197x32xf32>, vector<2xf32>
 func.func @gx(%gy: tensor<197x64xf32>, %w: tensor<64x32xf32>, %seed: i64) -> tensor<197x32xf32> {
   %qg, %sg = hot.quantize %gy bits 4 granularity per_row scale maxabs rounding stochastic seed %seed : tensor<197x64xf32> -> tensor<197x64xi8>, tensor<197xf32>
   %qw, %sw = hot.quantize %w bits 4 granularity per_tensor scale sawb rounding nearest : tensor<64x32xf32> -> tensor<64x32xi8>, tensor<f32>
@@ -130,7 +131,7 @@ func.func @gw(%qgy: tensor<101x48xi8>, %qx: tensor<101x40xi8>, %sgy: tensor<48xf
 //       CHECK:   return %[[ACC]]
 //       CHECK: gpu.func @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_i32
 //   CHECK-NOT:   arith.sitofp
-//       CHECK:   memref.store %{{.*}} : memref<8x16xi32>
+//       CHECK:   vector.store %{{.*}} {alignment = 8 : i64} : memref<8x16xi32>, vector<2xi32>
 func.func @two_users(%a: tensor<8x48xi8>, %b: tensor<16x48xi8>, %s: tensor<f32>) -> (tensor<8x16xi32>, tensor<8x16xf32>) {
   %acc = hot.int_matmul %a, %b transposed : tensor<8x48xi8>, tensor<16x48xi8> -> tensor<8x16xi32>
   %y = hot.rescale %acc, %s, %s : tensor<8x16xi32>, tensor<f32>, tensor<f32> -> tensor<8x16xf32>
@@ -159,6 +160,7 @@ func.func @two_users(%a: tensor<8x48xi8>, %b: tensor<16x48xi8>, %s: tensor<f32>)
 //       CHECK:   arith.truncf %{{.*}} : f32 to bf16
 //       CHECK:   scf.if
 //       CHECK:     memref.store %{{.*}} : memref<1x1xbf16>
+// (N = 1 is odd: one value per store, each guarded.)
 func.func @tiny(%a: tensor<1x20xi8>, %b: tensor<20x1xi8>, %rs: tensor<f32>, %cs: tensor<1xf32>) -> tensor<1x1xbf16> {
   %acc = hot.int_matmul %a, %b : tensor<1x20xi8>, tensor<20x1xi8> -> tensor<1x1xi32>
   %y = hot.rescale %acc, %rs, %cs : tensor<1x1xi32>, tensor<f32>, tensor<1xf32> -> tensor<1x1xbf16>

@@ -29,7 +29,7 @@
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK: cp.async.wait_group 0;
 // CHECK: cvt.rn.f32.s32
-// CHECK: st.global.b32
+// CHECK: st.global.v2.b32
 // CHECK: ret;
 
 // gx = qg·qw on 4-bit grids: s8 wgmma as well.
