@@ -241,7 +241,8 @@ def TileParallelLoopsPass
     most, running the others sequentially. This pass first collapses the
     dims of a loop with more than two into two (the innermost, contiguous
     dim kept apart), then tiles every
-    outermost `scf.parallel` that holds no other (`scf::tileParallelLoop`,
+    outermost `scf.parallel` that holds no other and has no reductions
+    (`scf::tileParallelLoop`,
     inner bounds fixed, iterations past the end skipped by a guard) with tiles
     of `threads` iterations, given out from the innermost (contiguous) dim:
     each dim takes the smallest power of two that covers its trip count, at

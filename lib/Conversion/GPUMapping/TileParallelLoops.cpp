@@ -53,14 +53,15 @@ struct TileParallelLoopsPass
   using Base::Base;
 
   /// Outermost loops with no parallel loop inside: what
-  /// convert-linalg-to-parallel-loops makes of one linalg op.
+  /// convert-linalg-to-parallel-loops makes of one linalg op. Loops with
+  /// reductions (results) are left as they are.
   SmallVector<scf::ParallelOp> getTileableLoops() {
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) {
       bool nested = loop->getParentOfType<scf::ParallelOp>() != nullptr;
       bool hasInner = false;
       loop.getBody()->walk([&](scf::ParallelOp) { hasInner = true; });
-      if (!nested && !hasInner)
+      if (!nested && !hasInner && loop.getNumResults() == 0)
         loops.push_back(loop);
     });
     return loops;

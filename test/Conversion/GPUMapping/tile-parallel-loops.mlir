@@ -117,3 +117,25 @@ func.func @nested(%a: memref<8x8xf32>) {
   }
   return
 }
+
+// -----
+
+// A loop with a reduction is left alone.
+// CHECK-LABEL: func.func @reduction
+//       CHECK:   scf.parallel (%{{.*}}) = (%c0) to (%c1024) step (%c1) init
+//   CHECK-NOT:   scf.parallel
+func.func @reduction(%a: memref<1024xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %zero = arith.constant 0.0 : f32
+  %sum = scf.parallel (%i) = (%c0) to (%c1024) step (%c1) init (%zero) -> f32 {
+    %v = memref.load %a[%i] : memref<1024xf32>
+    scf.reduce(%v : f32) {
+    ^bb0(%x: f32, %y: f32):
+      %s = arith.addf %x, %y : f32
+      scf.reduce.return %s : f32
+    }
+  }
+  return %sum : f32
+}
