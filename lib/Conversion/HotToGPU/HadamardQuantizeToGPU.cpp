@@ -144,63 +144,57 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                                     "gpu.shuffle idx"
                                   : "")
                     << ", the row transformed again to quantize";
-  } else if (!spec.sawb) {
-    spec.absMaxBlocks = std::min(rowBlocks, kMaxAbsMaxBlocks);
-    spec.stage = HadamardQuantizeStage::AbsMax;
-    gpu::GPUFuncOp absMax =
-        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
-    spec.stage = HadamardQuantizeStage::Tensor;
-    gpu::GPUFuncOp quantize =
-        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
-    Value partials =
-        allocate(rewriter, loc,
-                 MemRefType::get({spec.numPartials()}, rewriter.getF32Type()));
-    launch(absMax, spec.absMaxBlocks, ValueRange{x, partials});
-    SmallVector<Value> args{x, partials, q, scale};
-    if (seed)
-      args.push_back(seed);
-    launch(quantize, rowBlocks, args);
-    op.emitRemark() << "fused " << transform << "per_tensor quantize: "
-                    << "two kernels, @" << absMax.getName() << " (one partial "
-                    << "max|y| per warp over a grid-stride of rows, "
-                    << spec.numPartials() << " partials) then @"
-                    << quantize.getName() << " (every warp reduces the "
-                    << "partials to the scale, then quantizes one row); "
-                    << lanes << "the transform is computed in both kernels";
   } else {
-    // SAWB: one row per warp for the sums (their chains are long), one warp
-    // for the scale, then the quantize kernel.
-    spec.absMaxBlocks = rowBlocks;
-    spec.stage = HadamardQuantizeStage::AbsMax;
-    gpu::GPUFuncOp stats =
-        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
-    spec.stage = HadamardQuantizeStage::Scale;
+    // Statistics, [SAWB: the scale,] then the quantize kernel. SAWB's row
+    // sums have long chains: one row per warp for them; a maxabs scale
+    // needs few partials, every quantize warp reduces them.
+    spec.absMaxBlocks =
+        spec.sawb ? rowBlocks : std::min(rowBlocks, kMaxAbsMaxBlocks);
+    auto build = [&](HadamardQuantizeStage stage) {
+      spec.stage = stage;
+      return buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    };
+    gpu::GPUFuncOp stats = build(HadamardQuantizeStage::AbsMax);
     gpu::GPUFuncOp scaleKernel =
-        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
-    spec.stage = HadamardQuantizeStage::Tensor;
-    gpu::GPUFuncOp quantize =
-        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+        spec.sawb ? build(HadamardQuantizeStage::Scale) : nullptr;
+    gpu::GPUFuncOp quantize = build(HadamardQuantizeStage::Tensor);
     Value partials =
         allocate(rewriter, loc,
                  MemRefType::get({spec.numPartials()}, rewriter.getF32Type()));
-    Value rowSums =
-        allocate(rewriter, loc, MemRefType::get({2, m}, rewriter.getF64Type()));
-    launch(stats, spec.absMaxBlocks, ValueRange{x, partials, rowSums});
-    launch(scaleKernel, 1, ValueRange{partials, rowSums, scale}, /*warps=*/1);
-    SmallVector<Value> args{x, q, scale};
+    SmallVector<Value> args{x, partials};
+    if (spec.sawb) {
+      Value rowSums = allocate(
+          rewriter, loc, MemRefType::get({2, m}, rewriter.getF64Type()));
+      launch(stats, spec.absMaxBlocks, ValueRange{x, partials, rowSums});
+      launch(scaleKernel, 1, ValueRange{partials, rowSums, scale},
+             /*warps=*/1);
+      args = {x};
+    } else {
+      launch(stats, spec.absMaxBlocks, args);
+    }
+    args.append({q, scale});
     if (seed)
       args.push_back(seed);
     launch(quantize, rowBlocks, args);
-    op.emitRemark() << "fused " << transform << "per_tensor sawb quantize: "
-                    << "three kernels, @" << stats.getName()
-                    << " (one warp per row: its max|y| and its f64 sums in "
-                       "element order), @"
-                    << scaleKernel.getName()
-                    << " (one warp: the max, and the row sums added in row "
-                       "order, to the scale) and @"
-                    << quantize.getName() << " (quantizes one row per warp); "
-                    << lanes << "the transform is computed in the first and "
-                                "the last";
+    InFlightDiagnostic remark = op.emitRemark();
+    if (spec.sawb)
+      remark << "fused " << transform << "per_tensor sawb quantize: three "
+             << "kernels, @" << stats.getName()
+             << " (one warp per row: its max|y| and its f64 sums in element "
+                "order), @"
+             << scaleKernel.getName()
+             << " (one warp: the max, and the row sums added in row order, "
+                "to the scale) and @"
+             << quantize.getName() << " (quantizes one row per warp); "
+             << lanes << "the transform is computed in the first and the last";
+    else
+      remark << "fused " << transform << "per_tensor quantize: two kernels, @"
+             << stats.getName() << " (one partial max|y| per warp over a "
+             << "grid-stride of rows, " << spec.numPartials()
+             << " partials) then @" << quantize.getName()
+             << " (every warp reduces the partials to the scale, then "
+                "quantizes one row); "
+             << lanes << "the transform is computed in both kernels";
   }
   rewriter.replaceOp(
       op, {toTensor(rewriter, loc, q), toTensor(rewriter, loc, scale)});
