@@ -24,7 +24,8 @@
 //
 // Pipeline: `stages` shared stages, tiles k + 1 .. k + stages - 2 in flight
 // (cp.async) while wgmma reads tile k and one wgmma group (tile k - 1) may
-// still run. A stage is refilled only after the barrier that follows every
+// still run. Each iteration issues its wgmma group before the copies of
+// tile k + stages - 2. A stage is refilled only after the barrier that follows every
 // thread's `wgmma.wait_group 1`, which retired the wgmma that read it.
 // Before that barrier, each thread fences its cp.async writes into the async
 // proxy that wgmma reads through (`fence.proxy.async.shared::cta`).
@@ -196,10 +197,12 @@ void WgmmaEmitter::emit() {
                                    NVVM::SharedSpace::shared_cta));
     // Also: every warpgroup's wgmma on tile kTile - 2 has completed.
     gpu::BarrierOp::create(b);
-    Value next = add(kTile, ahead);
-    loadStage(rem(next, stages), next, lessThan(next, numKTiles));
+    // The MMAs first, so that the tensor cores start while the copies of a
+    // later tile (into the stage of tile kTile - 2) are issued.
     Value acc =
         computeStage(rem(kTile, stages), loop.getRegionIterArgs().front());
+    Value next = add(kTile, ahead);
+    loadStage(rem(next, stages), next, lessThan(next, numKTiles));
     NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
     scf::YieldOp::create(b, acc);
   }

@@ -33,8 +33,6 @@
 //       CHECK:       nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 //  CHECK-NEXT:       nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 //  CHECK-NEXT:       gpu.barrier
-//       CHECK:       nvgpu.device_async_copy
-//       CHECK:       nvgpu.device_async_create_group
 //       CHECK:       nvvm.wgmma.fence.aligned
 //       CHECK:       %[[W0:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[ITER]], <m = 64, n = 64, k = 32>, D[<s32>, <one>, <satfinite>], A[<s8>, <one>, <row>], B[<s8>, <one>, <col>]
 //       CHECK:       %[[W1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W0]],
@@ -42,7 +40,9 @@
 //       CHECK:       %[[W3:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[W2]],
 //   CHECK-NOT:       nvvm.wgmma.mma_async
 //       CHECK:       nvvm.wgmma.commit.group.sync.aligned
-//  CHECK-NEXT:       nvvm.wgmma.wait.group.sync.aligned 1
+//       CHECK:       nvgpu.device_async_copy
+//       CHECK:       nvgpu.device_async_create_group
+//       CHECK:       nvvm.wgmma.wait.group.sync.aligned 1
 //  CHECK-NEXT:       scf.yield %[[W3]]
 //       CHECK:     nvvm.wgmma.wait.group.sync.aligned 0
 //       CHECK:     nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
