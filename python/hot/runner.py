@@ -171,6 +171,10 @@ POISON_BYTE = 0x5A
 ALIGNMENT = 64
 TOOL_TIMEOUT_S = 600
 _CACHE_FORMAT = "hot-runner-v1"
+# A directory of GPU libraries built elsewhere: with it set, compile_module(target="cuda")
+# copies each library it builds there (named by what it computes, not by the tools), and where
+# there is no hot-opt (a GPU machine without LLVM) it loads them from there instead.
+PREBUILT_ENV = "HOT_PREBUILT_DIR"
 
 
 # --------------------------------------------------------------------------------------------
@@ -633,11 +637,20 @@ def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
     ``target``: ``"cpu"`` or ``"cuda"`` (kernels for ``chip``, linked against
     ``find_cuda_runtime()``). ``load=False`` compiles and links only: the module's functions
     cannot be called, but no GPU or CUDA driver is needed.
+
+    With ``$HOT_PREBUILT_DIR`` set, a cuda library is also copied there, and on a machine with
+    no hot-opt (a GPU machine without LLVM) it is loaded from there: build the libraries with
+    the same text and chip where LLVM is, carry the directory along.
     """
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    prebuilt = os.environ.get(PREBUILT_ENV)
     if target == "cuda":
         opt = _resolve_executable(opt_tool) if opt_tool else find_hot_opt()
+        if opt is None and prebuilt and not opt_tool:
+            # A machine with the GPU but no LLVM: the library was built elsewhere.
+            passes = cuda_pipeline(chip) if pipeline is None else _resolve_pipeline("", pipeline)
+            return _load_prebuilt(Path(prebuilt), mlir_text, passes, target, load)
         if opt is None or _is_upstream_opt(opt):
             raise ValueError("target='cuda' needs hot-opt (its --hot-lower-to-nvvm pipeline)")
         passes = cuda_pipeline(chip) if pipeline is None else _resolve_pipeline(opt, pipeline)
@@ -659,10 +672,15 @@ def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
     def loaded(sigs: dict[str, FunctionSignature]) -> "CompiledModule":
         return CompiledModule(lib_path, sigs, runtime=runtime, load=load)
 
+    def exported(module: "CompiledModule") -> "CompiledModule":
+        if prebuilt and target == "cuda":
+            _export_prebuilt(Path(prebuilt), mlir_text, passes, target, lib_path, meta_path)
+        return module
+
     if lib_path.is_file() and meta_path.is_file():
         meta = json.loads(meta_path.read_text())
         sigs = {d["name"]: FunctionSignature.from_json(d) for d in meta["functions"]}
-        return loaded(sigs)
+        return exported(loaded(sigs))
 
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache, prefix=f".tmp-{key[:16]}-") as tmp:
@@ -677,7 +695,38 @@ def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
         # Metadata first: a present .so implies present metadata.
         os.replace(work / "meta.json", meta_path)
         os.replace(work / "lib.so", lib_path)
-    return loaded(sigs)
+    return exported(loaded(sigs))
+
+
+def _prebuilt_key(mlir_text: str, passes: Sequence[str], target: str) -> str:
+    """The name of a prebuilt library: what it computes and how it was lowered, nothing of the
+    machine that built it (the tools there are not here)."""
+    h = hashlib.sha256()
+    for part in [_CACHE_FORMAT, "prebuilt", target, mlir_text, *passes]:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _export_prebuilt(directory: Path, mlir_text: str, passes: Sequence[str], target: str,
+                     lib_path: Path, meta_path: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    key = _prebuilt_key(mlir_text, passes, target)
+    shutil.copyfile(meta_path, directory / f"{key}.json")
+    shutil.copyfile(lib_path, directory / f"{key}.so")
+
+
+def _load_prebuilt(directory: Path, mlir_text: str, passes: Sequence[str], target: str,
+                   load: bool) -> "CompiledModule":
+    key = _prebuilt_key(mlir_text, passes, target)
+    lib_path, meta_path = directory / f"{key}.so", directory / f"{key}.json"
+    if not (lib_path.is_file() and meta_path.is_file()):
+        raise FileNotFoundError(
+            f"no hot-opt here and no prebuilt library {lib_path.name} in {directory}: build it "
+            f"where LLVM is with {PREBUILT_ENV}={directory} set")
+    meta = json.loads(meta_path.read_text())
+    sigs = {d["name"]: FunctionSignature.from_json(d) for d in meta["functions"]}
+    return CompiledModule(lib_path, sigs, runtime=find_cuda_runtime(), load=load)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Modules and helpers shared by the GPU tests (test_gpu_runner.py, test_gpu_execution.py)."""
 
+import os
 import shutil
 from pathlib import Path
 
@@ -50,12 +51,39 @@ def _require_toolchain(hot_opt):
     return runtime
 
 
+# HOT_GPU_PREBUILD=1 (with HOT_PREBUILT_DIR): build the GPU execution tests' libraries for an
+# H200 here, where LLVM is, and skip running them (bench/gpu/prebuild-tests.sh). On the GPU
+# machine, with no hot-opt and HOT_PREBUILT_DIR set, the tests load those libraries.
+PREBUILD = os.environ.get("HOT_GPU_PREBUILD") == "1"
+PREBUILD_CAPABILITY = (9, 0)
+
+
 def device_or_skip():
-    """(major, minor) of device 0; skips with the probe's reason when there is no usable GPU."""
+    """(major, minor) of device 0; skips with the probe's reason when there is no usable GPU.
+    When prebuilding, the target machine's (an H200's) without probing."""
+    if PREBUILD:
+        return PREBUILD_CAPABILITY
     capability, why = runner.probe_cuda_device()
     if capability is None:
         pytest.skip(f"no usable CUDA device: {why}")
     return capability
+
+
+def compile_gpu(text, chip, tmp_path):
+    """``text`` compiled for ``chip`` and loaded; built from hot-opt here, or taken from
+    ``$HOT_PREBUILT_DIR`` where there is no hot-opt. When prebuilding, built (and copied
+    there) and the test skipped."""
+    if runner.find_hot_opt() is None and not os.environ.get(runner.PREBUILT_ENV):
+        pytest.skip("hot-opt not found (set HOT_OPT, or HOT_PREBUILT_DIR to prebuilt "
+                    "libraries)")
+    if runner.find_hot_opt() is not None:
+        _require_toolchain(None)
+    if PREBUILD:
+        if not os.environ.get(runner.PREBUILT_ENV):
+            pytest.fail(f"HOT_GPU_PREBUILD=1 needs ${runner.PREBUILT_ENV}", pytrace=False)
+        runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path, load=False)
+        pytest.skip(f"prebuilt for {chip} into ${runner.PREBUILT_ENV}")
+    return runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path)
 
 
 def _chip(capability=None):
@@ -90,3 +118,16 @@ func.func @product(%a: tensor<{a_shape}xf32>, %b: tensor<{b_shape}xf32>) -> tens
 """
 
 
+
+
+def _sawb_module(m, n, granularity, block):
+    """quantize (4 bits, sawb, nearest) of a [m, n] f32 input, after a hadamard along dim 1 of
+    `block` when it is over 1."""
+    t = f"tensor<{m}x{n}xf32>"
+    st = "tensor<f32>" if granularity == "per_tensor" else f"tensor<{m}xf32>"
+    src = "%h" if block > 1 else "%x"
+    hadamard = f"  %h = hot.hadamard %x along 1 block {block} : {t}\n" if block > 1 else ""
+    return (f"func.func @q(%x: {t}) -> (tensor<{m}x{n}xi8>, {st}) {{\n" + hadamard
+            + f"  %q, %s = hot.quantize {src} bits 4 granularity {granularity} scale sawb"
+            f" rounding nearest : {t} -> tensor<{m}x{n}xi8>, {st}\n"
+            f"  return %q, %s : tensor<{m}x{n}xi8>, {st}\n}}\n")

@@ -1,14 +1,17 @@
-"""GPU execution of hot ops lowered by hot-opt --hot-lower-to-nvvm, against the CPU path and
-the numpy reference, through the runner's CUDA target.  Every test needs a usable GPU: where the
-runtime's probe finds none, the whole file is skipped with the probe's reason (ctest then
-reports it as skipped, not passed)."""
+"""GPU execution of hot ops lowered by hot-opt --hot-lower-to-nvvm, bit for bit against the
+numpy reference (which the CPU path equals: test_ops_execution.py), through the runner's CUDA
+target.  Every test needs a usable GPU: where the runtime's probe finds none, the whole file is
+skipped with the probe's reason (ctest then reports it as skipped, not passed).
+
+On a GPU machine without LLVM, the libraries come from $HOT_PREBUILT_DIR, built here by
+bench/gpu/prebuild-tests.sh."""
 
 import numpy as np
 import pytest
 
 from gpu_cases import (COLS, MODULE, OUT, ROWS, SHAPES, _arch_specific_chip, _chip,
-                       _int_matmul_module, _require_toolchain, device_or_skip)
-from hot import reference, runner
+                       _int_matmul_module, _sawb_module, compile_gpu, device_or_skip)
+from hot import reference
 
 
 @pytest.fixture(scope="module")
@@ -16,48 +19,46 @@ def device():
     return device_or_skip()
 
 
+def _same_bits(x, y):
+    np.testing.assert_array_equal(np.asarray(x).view(np.uint32), np.asarray(y).view(np.uint32))
+
+
 @pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])
-def test_gpu_matches_cpu(hot_opt, device, tmp_path, arch_specific):
-    """Bit-identical to the CPU path; with arch_specific, for the device's architecture-specific
-    target (sm_90a: the wgmma kernel with its fused rescale)."""
-    _require_toolchain(hot_opt)
+def test_gpu_matches_reference(device, tmp_path, arch_specific):
+    """Fused hadamard + quantize (nearest and stochastic) and the tensor-core product with its
+    fused rescale, bit for bit; with arch_specific, for the device's architecture-specific
+    target (sm_90a: the wgmma kernel)."""
     chip = _arch_specific_chip(device) if arch_specific else _chip(device)
     if chip is None:
         pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
-    gpu = runner.compile_module(MODULE, target="cuda", chip=chip, cache_dir=tmp_path)
-    cpu = runner.compile_module(MODULE, cache_dir=tmp_path)
+    gpu = compile_gpu(MODULE, chip, tmp_path)
     rng = np.random.default_rng(7)
     x = (rng.standard_normal((ROWS, COLS)) * (1 + np.arange(ROWS)[:, None] % 5)).astype(
         np.float32)
     x[3] = 0  # an all-zero row: scale 0, q 0
+    h = reference.hadamard(x, 1, 16)
 
     q, s = gpu.quantize(x)
-    q_cpu, s_cpu = cpu.quantize(x)
-    np.testing.assert_array_equal(q, q_cpu)
-    np.testing.assert_array_equal(s.view(np.uint32), s_cpu.view(np.uint32))
-    q_ref, s_ref = reference.quantize(reference.hadamard(x, 1, 16), 8, "per_row",
-                                      "maxabs", "nearest")
+    q_ref, s_ref = reference.quantize(h, 8, "per_row", "maxabs", "nearest")
     np.testing.assert_array_equal(q, q_ref)
+    _same_bits(s, s_ref)
 
     for seed in (1234, -3):
         q, s = gpu.quantize_stochastic(x, seed)
-        q_cpu, s_cpu = cpu.quantize_stochastic(x, seed)
-        np.testing.assert_array_equal(q, q_cpu)
-        assert s.view(np.uint32) == s_cpu.view(np.uint32)
+        q_ref, s_ref = reference.quantize(h, 4, "per_tensor", "maxabs", "stochastic", seed)
+        np.testing.assert_array_equal(q, q_ref)
+        _same_bits(s, s_ref)
 
     a = rng.integers(-127, 128, (ROWS, COLS), dtype=np.int8)
     b = rng.integers(-127, 128, (OUT, COLS), dtype=np.int8)
     sa = rng.random(ROWS, dtype=np.float32)
     sb = rng.random(OUT, dtype=np.float32)
     y = gpu.matmul_rescale(a, b, sa, sb)
-    np.testing.assert_array_equal(y.view(np.uint32),
-                                  cpu.matmul_rescale(a, b, sa, sb).view(np.uint32))
+    _same_bits(y, reference.rescale(reference.int_matmul(a, b, transpose_b=True), sa, sb))
 
 
-def _int_matmul_on_gpu(hot_opt, chip, tmp_path, m, n, k, ta, tb, bits):
-    _require_toolchain(hot_opt)
-    text = _int_matmul_module(m, n, k, ta, tb, bits)
-    gpu = runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path)
+def _int_matmul_on_gpu(chip, tmp_path, m, n, k, ta, tb, bits):
+    gpu = compile_gpu(_int_matmul_module(m, n, k, ta, tb, bits), chip, tmp_path)
     rng = np.random.default_rng([m, n, k, ta, tb, bits])
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
     b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
@@ -71,60 +72,40 @@ def _int_matmul_on_gpu(hot_opt, chip, tmp_path, m, n, k, ta, tb, bits):
 @pytest.mark.parametrize("bits", [8, 4])
 @pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("m,n,k", SHAPES)
-def test_int_matmul_shapes_on_gpu(hot_opt, device, tmp_path, m, n, k, ta, tb, bits):
+def test_int_matmul_shapes_on_gpu(device, tmp_path, m, n, k, ta, tb, bits):
     """mma.sync kernels (s4 for 4-bit operands where the chip has INT4 tensor cores)."""
-    _int_matmul_on_gpu(hot_opt, _chip(device), tmp_path, m, n, k, ta, tb, bits)
+    _int_matmul_on_gpu(_chip(device), tmp_path, m, n, k, ta, tb, bits)
 
 
 @pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("m,n,k", SHAPES + [(300, 200, 1000)])
-def test_int_matmul_shapes_on_gpu_wgmma(hot_opt, device, tmp_path, m, n, k, ta, tb):
+def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
     """The wgmma kernels of the architecture-specific target (sm_90a on an H100/H200): 8-bit
     operands (4-bit ones take the same s8 kernel). (300, 200, 1000) runs 8 K tiles through the
     4-stage pipeline, refilling every stage."""
     chip = _arch_specific_chip(device)
     if chip is None:
         pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
-    _int_matmul_on_gpu(hot_opt, chip, tmp_path, m, n, k, ta, tb, 8)
-
-
-def _sawb_module(m, n, granularity, block):
-    t = f"tensor<{m}x{n}xf32>"
-    st = "tensor<f32>" if granularity == "per_tensor" else f"tensor<{m}xf32>"
-    h = f"hot.hadamard %x along 1 block {block} : {t}" if block > 1 else ""
-    src = "%h" if block > 1 else "%x"
-    return (f"func.func @q(%x: {t}) -> (tensor<{m}x{n}xi8>, {st}) {{\n"
-            + (f"  %h = {h}\n" if h else "")
-            + f"  %q, %s = hot.quantize {src} bits 4 granularity {granularity} scale sawb"
-            f" rounding nearest : {t} -> tensor<{m}x{n}xi8>, {st}\n"
-            f"  return %q, %s : tensor<{m}x{n}xi8>, {st}\n}}\n")
+    _int_matmul_on_gpu(chip, tmp_path, m, n, k, ta, tb, 8)
 
 
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])
 @pytest.mark.parametrize("m,n,block", [(1, 4, 1), (37, 100, 1), (300, 768, 16), (64, 256, 1)])
-def test_sawb_quantize_on_gpu(hot_opt, device, tmp_path, m, n, block, granularity):
+def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
     """SAWB scales in the fused kernels: the f64 sums in element order (per tensor: rows, then
-    the row sums in row order) equal the CPU path's and the reference's bit for bit. The
-    64x256 per-tensor case is a group whose clip cancels to ~1e-8 of its mean, where any other
-    summation order gives other bits."""
+    the row sums in row order) equal the reference's bit for bit. The 64x256 per-tensor case is
+    a group whose clip cancels to ~1e-8 of its mean, where any other summation order gives
+    other bits."""
     from test_reference import sawb_near_zero_group
 
-    _require_toolchain(hot_opt)
-    text = _sawb_module(m, n, granularity, block)
-    gpu = runner.compile_module(text, target="cuda", chip=_chip(device), cache_dir=tmp_path)
-    cpu = runner.compile_module(text, cache_dir=tmp_path)
+    gpu = compile_gpu(_sawb_module(m, n, granularity, block), _chip(device), tmp_path)
     rng = np.random.default_rng([m, n, block])
     if (m, n) == (64, 256):
         x = sawb_near_zero_group(rng, m * n).reshape(m, n)
     else:
         x = (rng.standard_t(2, (m, n)) * 10.0 ** rng.uniform(-2, 2, (m, 1))).astype(np.float32)
     q, s = gpu.q(x)
-    q_cpu, s_cpu = cpu.q(x)
-    np.testing.assert_array_equal(np.asarray(s).view(np.uint32),
-                                  np.asarray(s_cpu).view(np.uint32))
-    np.testing.assert_array_equal(q, q_cpu)
     h = reference.hadamard(x, 1, block) if block > 1 else x
     q_ref, s_ref = reference.quantize(h, 4, granularity, "sawb", "nearest")
-    np.testing.assert_array_equal(np.asarray(s).view(np.uint32),
-                                  np.asarray(s_ref).view(np.uint32))
+    _same_bits(s, s_ref)
     np.testing.assert_array_equal(q, q_ref)

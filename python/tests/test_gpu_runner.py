@@ -49,6 +49,28 @@ def test_compiles_and_links_against_the_runtime_only(hot_opt, tmp_path, monkeypa
         assert f"_mlir_ciface_{name}" in symbols
 
 
+def test_prebuilt_libraries_load_without_hot_opt(hot_opt, tmp_path, monkeypatch):
+    """$HOT_PREBUILT_DIR: a cuda library built here is copied there under a name that depends
+    on the module and the lowering only; where there is no hot-opt (a GPU machine without
+    LLVM) the same call loads it from there, and a module never built is a clear error."""
+    _require_toolchain(hot_opt)
+    prebuilt = tmp_path / "prebuilt"
+    monkeypatch.setenv(runner.PREBUILT_ENV, str(prebuilt))
+    built = runner.compile_module(MODULE, target="cuda", chip="sm_90a",
+                                  cache_dir=tmp_path / "cache", load=False)
+    libraries = sorted(prebuilt.glob("*.so"))
+    assert len(libraries) == 1
+    assert libraries[0].read_bytes() == built.library_path.read_bytes()
+
+    monkeypatch.setattr(runner, "find_hot_opt", lambda: None)
+    loaded = runner.compile_module(MODULE, target="cuda", chip="sm_90a",
+                                   cache_dir=tmp_path / "elsewhere", load=False)
+    assert loaded.library_path == libraries[0]
+    assert set(loaded.signatures) == set(built.signatures)
+    with pytest.raises(FileNotFoundError, match="no hot-opt here and no prebuilt library"):
+        runner.compile_module(MODULE, target="cuda", chip="sm_90", load=False)
+
+
 def test_the_fused_kernel_is_used(hot_opt):
     """The runner's pipeline keeps hot-opt's fused hadamard + quantize kernels."""
     proc = subprocess.run([hot_opt, *runner.cuda_pipeline("sm_90", "isa"), "-o", "/dev/null"],

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+#
+# The one command for a lent GPU machine (CUDA toolkit, Python with numpy and
+# pytest, no LLVM): the GPU execution tests on the libraries of
+# bench/gpu/prebuild-tests.sh, then the benchmark (bench/gpu/run.sh). Writes
+# gpu-tests.txt and bench-gpu.txt to $OUT (or to bench/gpu/build).
+#   device tool: run(command="bench/gpu/device.sh",
+#                     carry=["bench/gpu/kernels", "bench/gpu/prebuilt"])
+set -uo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+out="${OUT:-$root/bench/gpu/build}"
+mkdir -p "$out"
+cd "$root"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader || true
+# run.sh builds the runtime (with nvcc) before anything else runs.
+HOT_GPU_BUILD_ONLY=1 bench/gpu/run.sh > "$out/build.txt" 2>&1 || { cat "$out/build.txt"; exit 1; }
+export HOT_CUDA_RUNTIME="${HOT_CUDA_RUNTIME:-$root/bench/gpu/build/libhot_cuda_runtime.so}"
+HOT_PREBUILT_DIR="$root/bench/gpu/prebuilt" PYTHONPATH=python PYTHONUNBUFFERED=1 \
+  timeout 240 python3 -m pytest -q -p no:cacheprovider -x --tb=short \
+  python/tests/test_gpu_execution.py 2>&1 | tee "$out/gpu-tests.txt"
+tests=${PIPESTATUS[0]}
+timeout 300 bench/gpu/run.sh 2>&1 | tee "$out/bench-gpu.txt"
+bench=${PIPESTATUS[0]}
+echo "device.sh: tests exit $tests, benchmark exit $bench"
+exit $(( tests != 0 || bench != 0 ))
