@@ -85,11 +85,14 @@ func.func @{name}(%gy: tensor<{n}x{o}xf32>, %seed: i64)
 
 def gemm_variants(chip):
     """(file suffix, extra hot-lower-to-nvvm options) of each GEMM module: the
-    chip's default kernel and, on sm_90a, a 128x256 wgmma tiling and the
+    chip's default kernel and, on sm_90a, two other wgmma tilings and the
     mma.sync kernel (what sm_90 gets) for comparison."""
     variants = [("", "")]
     if chip == "sm_90a":
-        variants += [("_n256", " tile-n=256"), ("_mma", " wgmma=0")]
+        # 128x256 tiles (one block per SM); 64-byte K tiles in 6 stages (99 KiB:
+        # two blocks per SM); the mma.sync kernel.
+        variants += [("_n256", " tile-n=256"), ("_k64", " tile-k=64 stages=6"),
+                     ("_mma", " wgmma=0")]
     return variants
 
 
