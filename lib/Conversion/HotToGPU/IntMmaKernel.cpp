@@ -2,8 +2,10 @@
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
-// Builds a gpu.func computing C = A·B on integer tensor cores with nvgpu ops.
-// Fragment layouts (PTX ISA, "mma.m16n8k32" for s8; m16n8k64 for s4 is the
+// The int_matmul kernels: their names, tilings and gpu.func (for every
+// IntMmaKind), and the body of the mma.sync kinds (S8, S4), built with nvgpu
+// ops; WgmmaKernel.cpp builds the wgmma body, MmaKernelEmitter.cpp what both
+// share. Fragment layouts (PTX ISA, "mma.m16n8k32" for s8; m16n8k64 for s4 is the
 // same in bytes): for lane l, g = l / 4 and t = l % 4,
 //   A (16 x 32 bytes, row): reg i holds row g + 8 (i % 2), bytes 4t + 16 (i / 2)
 //   B (32 bytes x 8, col):  reg i holds column g, bytes 4t + 16 i
