@@ -74,9 +74,11 @@ def run_both(rel, options):
 
 
 def tolerance(rel):
-    """f32 results: float rounding only; bf16 results: a few bf16 ulps (2^-8 each), since the
-    rewritten products round differently before the final truncation to bf16."""
-    return 3e-2 if "bf16" in rel else 1e-5
+    """f32 graphs: float rounding only; graphs that compute in bf16 (bf16 fixtures, and AMP
+    graphs such as torch/mlp_amp_joint.mlir, whose f32 results come from bf16 products): a few
+    bf16 ulps (2^-8 each), since the rewritten products round differently before a truncation
+    to bf16. (mlp_amp_joint's gw differs by 2.5e-5 for seed 1332987548: one bf16 rounding.)"""
+    return 3e-2 if "bf16" in (FIXTURES / rel).read_text() else 1e-5
 
 
 @pytest.mark.parametrize("rel", EXECUTABLE)
