@@ -116,6 +116,14 @@ FailureOr<gpu::GPUFuncOp> buildIntMmaKernel(OpBuilder &builder, Location loc,
 /// mma.sync kinds, whose tiles are static workgroup attributions).
 int64_t getIntMmaDynamicSharedBytes(const IntMmaKernelSpec &spec);
 
+/// Appends to `module` a `gpu.func` kernel `name` with arguments `argTypes`
+/// and workgroup attributions `workgroup`, launched with `threads` threads
+/// (its known block size); the body is an empty entry block.
+gpu::GPUFuncOp createKernelFunc(OpBuilder &builder, Location loc,
+                                gpu::GPUModuleOp module, StringRef name,
+                                TypeRange argTypes, TypeRange workgroup,
+                                int64_t threads);
+
 /// Returns the `gpu.module` named `name` in `module`, creating it (and marking
 /// `module` as a `gpu.container_module`) if needed.
 gpu::GPUModuleOp getOrCreateGPUModule(OpBuilder &builder, ModuleOp module,

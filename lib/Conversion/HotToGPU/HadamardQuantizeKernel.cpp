@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/HotToLinalg.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -114,6 +115,8 @@ private:
   RowStats rowStats(Value row, Value acc);
   /// maximumf over the 32 lanes (butterfly reduction: every lane gets it).
   Value warpMax(Value value);
+  /// maximumf of the AbsMax kernel's `partials`, in every lane of the warp.
+  Value partialsMax(Value partials);
   /// `value` of lane `src` (gpu.shuffle idx), for f32 or (as two i32) f64.
   Value fromLane(Value value, Value src);
   /// SAWB's scale from a group's max|y| and f64 sums (docs/numerics.md; the
@@ -237,6 +240,21 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
     stats.sumOfSquares = loop.getResult(2);
   }
   return stats;
+}
+
+Value HadamardQuantizeEmitter::partialsMax(Value partials) {
+  Value zero = f32(0);
+  auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials()),
+                                 cst(kWarpSize), ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value partial =
+        memref::LoadOp::create(b, partials, ValueRange{loop.getInductionVar()});
+    scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
+                                b, loop.getRegionIterArgs()[0], partial)));
+  }
+  return warpMax(loop.getResult(0));
 }
 
 Value HadamardQuantizeEmitter::fromLane(Value value, Value src) {
@@ -419,19 +437,9 @@ void HadamardQuantizeEmitter::emit() {
   Value qmax = f32(double(spec.qmax));
   if (spec.stage == HadamardQuantizeStage::Scale) {
     // One warp: the max of the partials, the row sums in row order.
-    auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials()),
-                                   cst(kWarpSize), ValueRange{zero});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value partial = memref::LoadOp::create(
-          b, args[0], ValueRange{loop.getInductionVar()});
-      scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
-                                  b, loop.getRegionIterArgs()[0], partial)));
-    }
+    Value max = partialsMax(args[0]);
     auto [sum, sumOfSquares] = sumRows(args[1]);
-    Value scale = sawbScale(warpMax(loop.getResult(0)), sum, sumOfSquares,
-                            spec.m * spec.n);
+    Value scale = sawbScale(max, sum, sumOfSquares, spec.m * spec.n);
     ifThen(laneZero,
            [&] { memref::StoreOp::create(b, scale, args[2], ValueRange{}); });
     gpu::ReturnOp::create(b);
@@ -452,17 +460,7 @@ void HadamardQuantizeEmitter::emit() {
   } else if (tensor) {
     // Every warp reduces the partials of the AbsMax kernel to the one
     // scale; thread 0 of block 0 stores it.
-    auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials()),
-                                   cst(kWarpSize), ValueRange{zero});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value partial = memref::LoadOp::create(
-          b, args[1], ValueRange{loop.getInductionVar()});
-      scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
-                                  b, loop.getRegionIterArgs()[0], partial)));
-    }
-    scale = arith::DivFOp::create(b, warpMax(loop.getResult(0)), qmax);
+    scale = arith::DivFOp::create(b, partialsMax(args[1]), qmax);
     Value first = arith::AndIOp::create(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)),
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, blockId, cst(0)));
@@ -500,7 +498,6 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
   if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
     return existing;
 
-  MLIRContext *ctx = builder.getContext();
   Type f32 = builder.getF32Type(), i8 = builder.getI8Type();
   auto x = MemRefType::get({spec.m, spec.n}, f32);
   auto q = MemRefType::get({spec.m, spec.n}, i8);
@@ -530,16 +527,10 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
   if (quantizes && spec.stochastic)
     argTypes.push_back(builder.getI64Type());
 
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(module.getBody());
-  auto func = gpu::GPUFuncOp::create(builder, loc, name,
-                                     FunctionType::get(ctx, argTypes, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
   int64_t warps =
       spec.stage == HadamardQuantizeStage::Scale ? 1 : spec.warpsPerBlock;
-  func.setKnownBlockSizeAttr(
-      builder.getDenseI32ArrayAttr({int32_t(kWarpSize * warps), 1, 1}));
+  auto func = createKernelFunc(builder, loc, module, name, argTypes,
+                               TypeRange(), kWarpSize * warps);
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());
   HadamardQuantizeEmitter(b, spec, func).emit();

@@ -170,6 +170,23 @@ mlir::hot::getIntMmaKernelArgumentTypes(MLIRContext *ctx,
   return types;
 }
 
+gpu::GPUFuncOp mlir::hot::createKernelFunc(OpBuilder &builder, Location loc,
+                                           gpu::GPUModuleOp module,
+                                           StringRef name, TypeRange argTypes,
+                                           TypeRange workgroup,
+                                           int64_t threads) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = gpu::GPUFuncOp::create(
+      builder, loc, name,
+      FunctionType::get(builder.getContext(), argTypes, {}), workgroup);
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      builder.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  return func;
+}
+
 gpu::GPUModuleOp mlir::hot::getOrCreateGPUModule(OpBuilder &builder,
                                                  ModuleOp module,
                                                  StringRef name) {
@@ -350,21 +367,14 @@ mlir::hot::buildIntMmaKernel(OpBuilder &builder, Location loc,
                                              i8, MemRefLayoutAttrInterface(),
                                              workgroup));
 
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(module.getBody());
-  auto funcType =
-      FunctionType::get(ctx, getIntMmaKernelArgumentTypes(ctx, spec), {});
-  auto func =
-      gpu::GPUFuncOp::create(builder, loc, name, funcType, attributions);
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
+  auto func = createKernelFunc(builder, loc, module, name,
+                               getIntMmaKernelArgumentTypes(ctx, spec),
+                               attributions, t.numThreads(spec.kind));
   // cp.async and ldmatrix need 16-byte aligned shared addresses; 128 keeps
   // the swizzle's bank mapping exact.
   for (unsigned i = 0; i < attributions.size(); ++i)
     func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                      builder.getI64IntegerAttr(128));
-  func.setKnownBlockSizeAttr(builder.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(t.numThreads(spec.kind)), 1, 1}));
 
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -99,19 +100,12 @@ gpu::GPUFuncOp mlir::hot::buildLowRankKernel(OpBuilder &builder, Location loc,
   if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
     return existing;
 
-  MLIRContext *ctx = builder.getContext();
   Type f32 = builder.getF32Type();
   auto xType = MemRefType::get({spec.outer, spec.n, spec.inner}, f32);
   auto yType =
       MemRefType::get({spec.outer, spec.projectedSize(), spec.inner}, f32);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(module.getBody());
-  auto func = gpu::GPUFuncOp::create(
-      builder, loc, name, FunctionType::get(ctx, {xType, yType}, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      builder.getDenseI32ArrayAttr({int32_t(spec.threads), 1, 1}));
+  auto func = createKernelFunc(builder, loc, module, name, {xType, yType},
+                               TypeRange(), spec.threads);
 
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());

@@ -67,15 +67,8 @@ gpu::GPUFuncOp mlir::hot::buildOperandTransposeKernel(
   auto inType = MemRefType::get({spec.k, spec.rows}, i8);
   auto outType = MemRefType::get({spec.rows, spec.kBytes}, i8);
 
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(module.getBody());
-  auto func = gpu::GPUFuncOp::create(
-      builder, loc, name, FunctionType::get(ctx, {inType, outType}, {}),
-      TypeRange{tileType});
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
-                builder.getUnitAttr());
-  func.setKnownBlockSizeAttr(
-      builder.getDenseI32ArrayAttr({int32_t(kThreads), 1, 1}));
+  auto func = createKernelFunc(builder, loc, module, name, {inType, outType},
+                               TypeRange{tileType}, kThreads);
 
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());
