@@ -50,11 +50,10 @@ struct HadamardQuantizeKernelSpec {
   int64_t vectorWidth = 1;
   /// Warps (rows in flight) per thread block.
   int64_t warpsPerBlock = 8;
-  /// Thread blocks of the `AbsMax` kernel (the partials are
-  /// `absMaxBlocks * warpsPerBlock`).
-  int64_t absMaxBlocks = 1;
+  /// Partial maxima read by `Tensor` and `Scale`. `AbsMax` stores one per
+  /// warp: its grid is `numPartials / warpsPerBlock` blocks.
+  int64_t numPartials = 8;
 
-  int64_t numPartials() const { return absMaxBlocks * warpsPerBlock; }
   std::string getKernelName() const;
 };
 
@@ -69,26 +68,55 @@ buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
                             gpu::GPUModuleOp module,
                             const HadamardQuantizeKernelSpec &spec);
 
-/// A `[outer, n, inner]` f32 input projected along its middle dim: each
-/// thread owns one column of one block of `block` tokens, runs the butterfly
-/// in registers, scales and stores the `rows.size()` kept coefficients; the
-/// `n mod block` tail rows are copied by the threads of one extra block row.
+/// A `[outer, n, inner]` f32 input projected along its middle dim (the
+/// tokens of a sample; inner = channels): a `hot.lowrank`, or a
+/// `hot.hadamard` (all `block` rows kept in order, no tail). Each thread owns
+/// `vectorWidth` consecutive channels of one block of `block` tokens at a
+/// time, runs the butterfly along the tokens in registers, scales and stores
+/// the `rows.size()` kept coefficients; the `n mod block` tail tokens are
+/// copied. Thread blocks loop over the (sample, token block) items with a
+/// stride of `gridY`.
+///
+/// The kernel can also compute the statistics of per-tensor maxabs
+/// quantizations of the same data, which then need no pass of their own:
+/// with `inputMaxBlock` = h > 0, max|hadamard(x as [outer * n, inner], along
+/// 1, block h)| (h = 1: max|x|; the butterfly runs across the channels of
+/// neighbouring lanes); with `outputMax`, max|y|. Each thread block stores
+/// one partial maximum of each (`numPartials()` in all).
 struct LowRankKernelSpec {
   int64_t outer = 1, n = 0, inner = 1, block = 16;
   SmallVector<int64_t> rows;
-  /// Threads per block, along `inner`.
+  /// Consecutive channels per thread (4, 2 or 1; divides `inner`): vector
+  /// loads and stores.
+  int64_t vectorWidth = 1;
+  /// Threads per block, along `inner` (a multiple of 32).
   int64_t threads = 256;
+  /// Thread blocks along y.
+  int64_t gridY = 1;
+  /// Fused statistics (see above); 0 / false: none.
+  int64_t inputMaxBlock = 0;
+  bool outputMax = false;
 
   int64_t numBlocks() const { return n / block; }
   int64_t tail() const { return n % block; }
   int64_t projectedSize() const {
     return numBlocks() * int64_t(rows.size()) + tail();
   }
+  /// Token blocks of a sample, the tail counted as one.
+  int64_t blockRows() const { return numBlocks() + (tail() ? 1 : 0); }
+  int64_t numItems() const { return outer * blockRows(); }
+  /// Thread blocks along x (along the channels).
+  int64_t gridX() const;
+  bool hasStatistics() const { return inputMaxBlock > 0 || outputMax; }
+  int64_t numPartials() const { return gridX() * gridY; }
   std::string getKernelName() const;
 };
 
 /// Builds (or finds) the kernel of `spec` in `module`: arguments
-/// x memref<outer x n x inner x f32>, y memref<outer x n' x inner x f32>.
+/// x memref<outer x n x inner x f32>, y memref<outer x n' x inner x f32>,
+/// then memref<P x f32> partial maxima of the input's transform (with
+/// inputMaxBlock) and of the output (with outputMax). Launch it on a grid of
+/// gridX() x gridY blocks of `threads` threads.
 gpu::GPUFuncOp buildLowRankKernel(OpBuilder &builder, Location loc,
                                   gpu::GPUModuleOp module,
                                   const LowRankKernelSpec &spec);
@@ -104,17 +132,71 @@ struct TransformsToGPUOptions {
   int64_t maxLowRankBlock = 32;
 };
 
+/// Partial maxima of |values| that a kernel computes for the per-tensor
+/// maxabs quantize of the same values: `partials` is a memref<count x f32>.
+struct PartialMaxima {
+  Value partials;
+  int64_t count = 0;
+  /// The kernel that stores them (for remarks).
+  std::string producer;
+};
+
+/// The Hadamard transform that the quantize kernel of `op` computes itself:
+/// its input's `hot.hadamard` along dim 1 whose block fits a warp. `source`
+/// is what the kernel reads (the hadamard's input, or `op`'s input with
+/// `block` 1); `notFused` says why an input hadamard is left separate.
+struct QuantizeSource {
+  Value source;
+  int64_t block = 1;
+  HadamardOp hadamard;
+  std::string notFused;
+};
+QuantizeSource getQuantizeSource(QuantizeOp op,
+                                 const TransformsToGPUOptions &options);
+
 /// Replaces `op` (a maxabs or sawb, `per_row` or `per_tensor` quantization,
 /// of a `hot.hadamard` along dim 1 or of any rank-2 f32 tensor) by launches
-/// of the fused kernels on its (pre-transform) input. Fails with a remark naming
-/// the reason for every other form, which the generic path lowers.
+/// of the fused kernels on its (pre-transform) input. With `absMax` (a
+/// per-tensor maxabs quantization only), the max|y| partials come from
+/// another kernel and only the quantize kernel is launched. Fails with a
+/// remark naming the reason for every other form, which the generic path
+/// lowers.
 LogicalResult lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
-                                         const TransformsToGPUOptions &options);
+                                         const TransformsToGPUOptions &options,
+                                         const PartialMaxima *absMax = nullptr);
+
+/// Statistics a lowrank kernel computes besides its projection (see
+/// LowRankKernelSpec): the block of the Hadamard along the input's channels
+/// whose max|.| to compute (1: the input itself; 0: none), and whether to
+/// compute max|y|. The lowering sets `input` and `output`.
+struct LowRankStatistics {
+  int64_t inputMaxBlock = 0;
+  bool outputMax = false;
+  PartialMaxima input, output;
+};
 
 /// Replaces `op` (f32, static shape, block <= maxLowRankBlock) by a launch of
-/// the kernel of buildLowRankKernel. Fails with a remark otherwise.
+/// the kernel of buildLowRankKernel, computing `statistics` too when given.
+/// Fails with a remark otherwise.
 LogicalResult lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
-                                const TransformsToGPUOptions &options);
+                                const TransformsToGPUOptions &options,
+                                LowRankStatistics *statistics = nullptr);
+
+/// Replaces `op` (f32, static shape, block <= maxLowRankBlock) by a launch of
+/// the kernel of buildLowRankKernel with every row kept. Fails with a remark
+/// otherwise.
+LogicalResult lowerHadamardToGPU(RewriterBase &rewriter, HadamardOp op,
+                                 const TransformsToGPUOptions &options);
+
+/// Lowers the transforms of `module` (after its products): with
+/// `hadamardQuantize`, the quantizes and the hadamards they fuse; with
+/// `lowRank`, the lowranks and the remaining hadamards. A per-tensor maxabs
+/// quantize whose statistics a lowrank kernel can compute on its way (the
+/// same data read by both, or the lowrank's result) gets them from there:
+/// one pass over the data less.
+void lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
+                          const TransformsToGPUOptions &options,
+                          bool hadamardQuantize, bool lowRank);
 
 } // namespace mlir::hot
 

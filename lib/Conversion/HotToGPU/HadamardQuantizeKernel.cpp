@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "WarpButterfly.h"
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/HotToLinalg.h"
 #include "hot/Conversion/TransformKernels.h"
@@ -35,12 +36,9 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/MathExtras.h"
 
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::hot;
-
-static constexpr int64_t kWarpSize = 32;
 
 std::string HadamardQuantizeKernelSpec::getKernelName() const {
   std::string name;
@@ -63,7 +61,7 @@ std::string HadamardQuantizeKernelSpec::getKernelName() const {
   os << m << "x" << n << "_b" << block << "_v" << vectorWidth << "_w"
      << warpsPerBlock;
   if (stage != HadamardQuantizeStage::Row)
-    os << "_p" << numPartials();
+    os << "_p" << numPartials;
   if (stage == HadamardQuantizeStage::Row ||
       stage == HadamardQuantizeStage::Tensor)
     os << "_q" << qmax << (stochastic ? "_stochastic" : "_nearest");
@@ -113,8 +111,6 @@ private:
     Value max, sum, sumOfSquares;
   };
   RowStats rowStats(Value row, Value acc);
-  /// maximumf over the 32 lanes (butterfly reduction: every lane gets it).
-  Value warpMax(Value value);
   /// maximumf of the AbsMax kernel's `partials`, in every lane of the warp.
   Value partialsMax(Value partials);
   /// `value` of lane `src` (gpu.shuffle idx), for f32 or (as two i32) f64.
@@ -154,45 +150,7 @@ HadamardQuantizeEmitter::transformChunk(Value row, Value chunk, Value &active) {
       x = arith::SelectOp::create(b, active, x, f32(0));
     v.push_back(x);
   }
-  if (spec.block == 1)
-    return v;
-
-  unsigned bits = llvm::Log2_64(spec.block);
-  Value laneI32 = arith::IndexCastUIOp::create(b, b.getI32Type(), lane);
-  for (unsigned s = 0; s < bits; ++s) {
-    int64_t span = int64_t(1) << s;
-    if (span < width) {
-      // Both elements are this lane's.
-      for (int64_t e = 0; e < width; ++e) {
-        if (e & span)
-          continue;
-        Value lo = v[e], hi = v[e + span];
-        v[e] = arith::AddFOp::create(b, lo, hi);
-        v[e + span] = arith::SubFOp::create(b, lo, hi);
-      }
-      continue;
-    }
-    int32_t laneBit = int32_t(span / width);
-    Value bit = arith::AndIOp::create(
-        b, laneI32, arith::ConstantOp::create(b, b.getI32IntegerAttr(laneBit)));
-    Value isLow = arith::CmpIOp::create(
-        b, arith::CmpIPredicate::eq, bit,
-        arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
-    for (int64_t e = 0; e < width; ++e) {
-      Value partner = gpu::ShuffleOp::create(b, v[e], laneBit, kWarpSize,
-                                             gpu::ShuffleMode::XOR)
-                          .getShuffleResult();
-      Value sum = arith::AddFOp::create(b, v[e], partner);
-      Value diff = arith::SubFOp::create(b, partner, v[e]);
-      v[e] = arith::SelectOp::create(b, isLow, sum, diff);
-    }
-  }
-  // c_b = 2^(-bits/2), correctly rounded to f32 (as the CPU lowering).
-  double normalization =
-      std::ldexp(bits % 2 ? std::sqrt(0.5) : 1.0, -int(bits / 2));
-  Value scale = f32(normalization);
-  for (Value &x : v)
-    x = arith::MulFOp::create(b, x, scale);
+  emitBlockButterfly(b, v, spec.block, lane);
   return v;
 }
 
@@ -210,9 +168,7 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
   Value m = loop.getRegionIterArgs()[0];
   // Lanes past the row hold zeros: adding +0 leaves the sums unchanged.
   SmallVector<Value> ys = transformChunk(row, loop.getInductionVar(), active);
-  for (Value y : ys)
-    m = arith::MaximumFOp::create(b, m, math::AbsFOp::create(b, y));
-  SmallVector<Value> results{m};
+  SmallVector<Value> results{emitAbsMax(b, ys, m)};
   if (spec.sawb) {
     // Element j of the chunk is value j % V of lane j / V.
     auto lanes = scf::ForOp::create(
@@ -244,7 +200,7 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
 
 Value HadamardQuantizeEmitter::partialsMax(Value partials) {
   Value zero = f32(0);
-  auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials()),
+  auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials),
                                  cst(kWarpSize), ValueRange{zero});
   {
     OpBuilder::InsertionGuard guard(b);
@@ -254,7 +210,7 @@ Value HadamardQuantizeEmitter::partialsMax(Value partials) {
     scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
                                 b, loop.getRegionIterArgs()[0], partial)));
   }
-  return warpMax(loop.getResult(0));
+  return emitWarpMax(b, loop.getResult(0));
 }
 
 Value HadamardQuantizeEmitter::fromLane(Value value, Value src) {
@@ -329,15 +285,6 @@ std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
   return {loop.getResult(0), loop.getResult(1)};
 }
 
-Value HadamardQuantizeEmitter::warpMax(Value value) {
-  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
-    Value other = gpu::ShuffleOp::create(b, value, offset, kWarpSize,
-                                         gpu::ShuffleMode::XOR)
-                      .getShuffleResult();
-    value = arith::MaximumFOp::create(b, value, other);
-  }
-  return value;
-}
 
 void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
   auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(chunkElements()));
@@ -409,7 +356,7 @@ void HadamardQuantizeEmitter::emit() {
 
   if (spec.stage == HadamardQuantizeStage::AbsMax) {
     // A grid-stride loop of rows per warp, then one partial per warp.
-    int64_t stride = spec.numPartials();
+    int64_t stride = spec.numPartials;
     auto rows = scf::ForOp::create(b, firstRow, cst(spec.m), cst(stride),
                                    ValueRange{zero});
     {
@@ -426,7 +373,7 @@ void HadamardQuantizeEmitter::emit() {
         });
       scf::YieldOp::create(b, stats.max);
     }
-    Value m = warpMax(rows.getResult(0));
+    Value m = emitWarpMax(b, rows.getResult(0));
     ifThen(laneZero, [&] {
       memref::StoreOp::create(b, m, args[1], ValueRange{firstRow});
     });
@@ -472,7 +419,7 @@ void HadamardQuantizeEmitter::emit() {
     Value rowScale = scale;
     if (!tensor) {
       RowStats stats = rowStats(firstRow, zero);
-      Value max = warpMax(stats.max);
+      Value max = emitWarpMax(b, stats.max);
       rowScale = spec.sawb
                      ? sawbScale(max, stats.sum, stats.sumOfSquares, spec.n)
                      : Value(arith::DivFOp::create(b, max, qmax));
@@ -501,7 +448,7 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
   Type f32 = builder.getF32Type(), i8 = builder.getI8Type();
   auto x = MemRefType::get({spec.m, spec.n}, f32);
   auto q = MemRefType::get({spec.m, spec.n}, i8);
-  auto partials = MemRefType::get({spec.numPartials()}, f32);
+  auto partials = MemRefType::get({spec.numPartials}, f32);
   auto rowSums = MemRefType::get({2, spec.m}, builder.getF64Type());
   SmallVector<Type> argTypes{x};
   switch (spec.stage) {

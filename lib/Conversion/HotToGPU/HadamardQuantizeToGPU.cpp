@@ -37,9 +37,47 @@ static Value allocate(OpBuilder &b, Location loc, MemRefType type) {
   return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
 }
 
+/// The vector width of the quantize kernels for rows of `n`: the widest
+/// that divides n.
+static int64_t getVectorWidth(int64_t n) {
+  return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+}
+
+QuantizeSource
+mlir::hot::getQuantizeSource(QuantizeOp op,
+                             const TransformsToGPUOptions &options) {
+  QuantizeSource result;
+  result.source = op.getInput();
+  auto hadamard = op.getInput().getDefiningOp<HadamardOp>();
+  if (!hadamard || hadamard.getBlock() == 1)
+    return result;
+  if (hadamard.getDim() != 1) {
+    result.notFused = "hadamard along dim 0 (across rows) does not map onto "
+                      "lanes of one row: not fused, the kernel quantizes its "
+                      "result";
+    return result;
+  }
+  int64_t n = cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
+  int64_t maxBlock =
+      std::min<int64_t>(32 * getVectorWidth(n), options.maxHadamardBlock);
+  if (int64_t(hadamard.getBlock()) > maxBlock) {
+    result.notFused = ("hadamard block " + Twine(hadamard.getBlock()) +
+                       " spans more than one warp (at most " + Twine(maxBlock) +
+                       " for rows of " + Twine(n) +
+                       "): not fused, the kernel quantizes its result")
+                          .str();
+    return result;
+  }
+  result.source = hadamard.getInput();
+  result.block = hadamard.getBlock();
+  result.hadamard = hadamard;
+  return result;
+}
+
 LogicalResult
 mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
-                                      const TransformsToGPUOptions &options) {
+                                      const TransformsToGPUOptions &options,
+                                      const PartialMaxima *absMax) {
   auto leave = [&](const Twine &why) {
     op.emitRemark() << "quantize left to the generic path: " << why;
     return rewriter.notifyMatchFailure(op, why);
@@ -52,22 +90,15 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   if (!type.hasStaticShape() || type.getNumElements() == 0)
     return leave("the kernel is specialized to static, non-empty shapes");
 
-  // The Hadamard transform to fuse: along the rows' contiguous dim only.
-  // Another one stays a separate op (the generic path) and the kernel
-  // quantizes its result.
-  Value source = op.getInput();
-  int64_t block = 1;
-  auto hadamard = source.getDefiningOp<HadamardOp>();
-  if (hadamard && hadamard.getBlock() > 1 && hadamard.getDim() != 1) {
-    op.emitRemark() << "hadamard along dim 0 (across rows) does not map onto "
-                       "lanes of one row: not fused, the kernel quantizes "
-                       "its result";
-    hadamard = nullptr;
-  }
-  if (hadamard && hadamard.getBlock() > 1) {
-    source = hadamard.getInput();
-    block = hadamard.getBlock();
-  }
+  // The Hadamard transform to fuse: along the rows' contiguous dim, within
+  // a warp. Another one stays a separate op and the kernel quantizes its
+  // result.
+  QuantizeSource fused = getQuantizeSource(op, options);
+  if (!fused.notFused.empty())
+    op.emitRemark() << fused.notFused;
+  Value source = fused.source;
+  int64_t block = fused.block;
+  HadamardOp hadamard = fused.hadamard;
   int64_t m = type.getDimSize(0), n = type.getDimSize(1);
 
   HadamardQuantizeKernelSpec spec;
@@ -77,19 +108,8 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   spec.qmax = op.getQMax();
   spec.stochastic = op.getRounding() == Rounding::Stochastic;
   spec.sawb = op.getScaleMode() == ScaleMode::Sawb;
-  spec.vectorWidth = n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+  spec.vectorWidth = getVectorWidth(n);
   spec.warpsPerBlock = kWarpsPerBlock;
-  int64_t maxBlock =
-      std::min<int64_t>(32 * spec.vectorWidth, options.maxHadamardBlock);
-  if (block > maxBlock) {
-    op.emitRemark() << "hadamard block " << block
-                    << " spans more than one warp (at most " << maxBlock
-                    << " for rows of " << n
-                    << "): not fused, the kernel quantizes its result";
-    hadamard = nullptr;
-    source = op.getInput();
-    spec.block = block = 1;
-  }
   int64_t rowBlocks = llvm::divideCeil(m, kWarpsPerBlock);
 
   Location loc = op.getLoc();
@@ -144,12 +164,29 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                                     "gpu.shuffle idx"
                                   : "")
                     << ", the row transformed again to quantize";
+  } else if (absMax && !spec.sawb) {
+    // The partials come from the kernel that computed them on its way.
+    spec.stage = HadamardQuantizeStage::Tensor;
+    spec.numPartials = absMax->count;
+    gpu::GPUFuncOp quantize =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
+    SmallVector<Value> args{x, absMax->partials, q, scale};
+    if (seed)
+      args.push_back(seed);
+    launch(quantize, rowBlocks, args);
+    op.emitRemark() << "fused " << transform << "per_tensor quantize: one "
+                    << "kernel, @" << quantize.getName() << " (every warp "
+                    << "reduces the " << absMax->count << " partial max|y| "
+                    << "that @" << absMax->producer
+                    << " stored, then quantizes one row); " << lanes
+                    << "no pass of its own for the max";
   } else {
     // Statistics, [SAWB: the scale,] then the quantize kernel. SAWB's row
     // sums have long chains: one row per warp for them; a maxabs scale
     // needs few partials, every quantize warp reduces them.
-    spec.absMaxBlocks =
+    int64_t absMaxBlocks =
         spec.sawb ? rowBlocks : std::min(rowBlocks, kMaxAbsMaxBlocks);
+    spec.numPartials = absMaxBlocks * kWarpsPerBlock;
     auto build = [&](HadamardQuantizeStage stage) {
       spec.stage = stage;
       return buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
@@ -160,17 +197,17 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     gpu::GPUFuncOp quantize = build(HadamardQuantizeStage::Tensor);
     Value partials =
         allocate(rewriter, loc,
-                 MemRefType::get({spec.numPartials()}, rewriter.getF32Type()));
+                 MemRefType::get({spec.numPartials}, rewriter.getF32Type()));
     SmallVector<Value> args{x, partials};
     if (spec.sawb) {
       Value rowSums = allocate(
           rewriter, loc, MemRefType::get({2, m}, rewriter.getF64Type()));
-      launch(stats, spec.absMaxBlocks, ValueRange{x, partials, rowSums});
+      launch(stats, absMaxBlocks, ValueRange{x, partials, rowSums});
       launch(scaleKernel, 1, ValueRange{partials, rowSums, scale},
              /*warps=*/1);
       args = {x};
     } else {
-      launch(stats, spec.absMaxBlocks, args);
+      launch(stats, absMaxBlocks, args);
     }
     args.append({q, scale});
     if (seed)
@@ -190,7 +227,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     else
       remark << "fused " << transform << "per_tensor quantize: two kernels, @"
              << stats.getName() << " (one partial max|y| per warp over a "
-             << "grid-stride of rows, " << spec.numPartials()
+             << "grid-stride of rows, " << spec.numPartials
              << " partials) then @" << quantize.getName()
              << " (every warp reduces the partials to the scale, then "
                 "quantizes one row); "

@@ -92,19 +92,8 @@ struct ConvertHotToGPUPass
 
     // The transforms after the products: a product's s4 decision reads the
     // hot.quantize that feeds it. Ops left here go the generic path.
-    TransformsToGPUOptions transforms;
-    if (hadamardQuantize) {
-      SmallVector<QuantizeOp> quantizes;
-      module.walk([&](QuantizeOp op) { quantizes.push_back(op); });
-      for (QuantizeOp op : quantizes)
-        (void)lowerHadamardQuantizeToGPU(rewriter, op, transforms);
-    }
-    if (lowRank) {
-      SmallVector<LowRankOp> lowRanks;
-      module.walk([&](LowRankOp op) { lowRanks.push_back(op); });
-      for (LowRankOp op : lowRanks)
-        (void)lowerLowRankToGPU(rewriter, op, transforms);
-    }
+    lowerTransformsToGPU(rewriter, module, TransformsToGPUOptions(),
+                         hadamardQuantize, lowRank);
   }
 };
 

@@ -74,80 +74,216 @@ static Value reshapeAroundDim(OpBuilder &b, Location loc, Value value,
   return via(collapsed, shapeType, present, /*collapse=*/false);
 }
 
-LogicalResult
-mlir::hot::lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
-                             const TransformsToGPUOptions &options) {
-  auto leave = [&](const Twine &why) {
-    op.emitRemark() << "lowrank left to the generic path: " << why;
-    return rewriter.notifyMatchFailure(op, why);
-  };
-  auto type = cast<RankedTensorType>(op.getInput().getType());
-  auto resultType = cast<RankedTensorType>(op.getType());
-  if (!type.getElementType().isF32())
-    return leave("the kernel computes in f32 only");
-  if (!type.hasStaticShape() || type.getNumElements() == 0)
-    return leave("the kernel is specialized to static, non-empty shapes");
-  int64_t dim = op.getDim(), block = op.getBlock();
-  if (block > options.maxLowRankBlock)
-    return leave("block " + Twine(block) + " is larger than the " +
-                 Twine(options.maxLowRankBlock) +
-                 " values one thread keeps in registers");
-  LowRankKernelSpec spec;
-  spec.n = type.getDimSize(dim);
-  spec.block = block;
-  if (spec.numBlocks() == 0)
-    return leave("no full block: the projection is the identity");
-  for (int64_t d = 0; d < dim; ++d)
-    spec.outer *= type.getDimSize(d);
-  for (int64_t d = dim + 1; d < type.getRank(); ++d)
-    spec.inner *= type.getDimSize(d);
-  spec.rows = getKeptWalshRows(block, op.getRank(), op.getSelection());
-  spec.threads = std::min<int64_t>(256, llvm::alignTo(spec.inner, 32));
-  int64_t blockRows = spec.numBlocks() + (spec.tail() ? 1 : 0);
-  if (blockRows > kMaxGridYZ || spec.outer > kMaxGridYZ)
-    return leave("the grid would exceed 65535 blocks along y or z");
+namespace {
+/// What a block-transform kernel computes, from the op it replaces.
+struct BlockTransform {
+  Operation *op;
+  Value input;
+  int64_t dim, block;
+  SmallVector<int64_t> rows;
+  RankedTensorType resultType;
+};
+} // namespace
 
-  ModuleOp module = op->getParentOfType<ModuleOp>();
-  if (!module)
-    return leave("no enclosing builtin.module for the kernel");
-  Location loc = op.getLoc();
-  gpu::GPUModuleOp gpuModule =
-      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
+/// Launches the kernel of `transform` (its checks passed) and replaces the
+/// op; fills `statistics` when given. Returns the kernel.
+static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
+                                           const BlockTransform &transform,
+                                           gpu::GPUModuleOp gpuModule,
+                                           LowRankKernelSpec &spec,
+                                           LowRankStatistics *statistics) {
+  Operation *op = transform.op;
+  Location loc = op->getLoc();
   gpu::GPUFuncOp kernel = buildLowRankKernel(rewriter, loc, gpuModule, spec);
 
   rewriter.setInsertionPoint(op);
+  auto type = cast<RankedTensorType>(transform.input.getType());
   SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
   SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(), spec.inner};
-  Value input = reshapeAroundDim(rewriter, loc, op.getInput(), dim,
-                                 type.getShape(), inShape, /*toThreeD=*/true);
+  Value input =
+      reshapeAroundDim(rewriter, loc, transform.input, transform.dim,
+                       type.getShape(), inShape, /*toThreeD=*/true);
   Type f32 = rewriter.getF32Type();
   Value x = bufferization::ToBufferOp::create(
       rewriter, loc, MemRefType::get(inShape, f32), input, /*read_only=*/true);
-  auto yType = MemRefType::get(outShape, f32);
-  Value y = memref::AllocOp::create(rewriter, loc, yType,
-                                    rewriter.getI64IntegerAttr(64));
+  auto allocate = [&](ArrayRef<int64_t> shape) -> Value {
+    return memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, f32),
+                                   rewriter.getI64IntegerAttr(64));
+  };
+  Value y = allocate(outShape);
+  SmallVector<Value> args{x, y};
+  if (statistics) {
+    auto addPartials = [&](PartialMaxima &maxima) {
+      maxima.partials = allocate({spec.numPartials()});
+      maxima.count = spec.numPartials();
+      maxima.producer = kernel.getName().str();
+      args.push_back(maxima.partials);
+    };
+    if (spec.inputMaxBlock > 0)
+      addPartials(statistics->input);
+    if (spec.outputMax)
+      addPartials(statistics->output);
+  }
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
   gpu::LaunchFuncOp::create(
       rewriter, loc, kernel,
-      gpu::KernelDim3{index(llvm::divideCeil(spec.inner, spec.threads)),
-                      index(blockRows), index(spec.outer)},
+      gpu::KernelDim3{index(spec.gridX()), index(spec.gridY), index(1)},
       gpu::KernelDim3{index(spec.threads), index(1), index(1)},
-      /*dynamicSharedMemorySize=*/Value(), ValueRange{x, y});
+      /*dynamicSharedMemorySize=*/Value(), args);
   Value result = bufferization::ToTensorOp::create(
       rewriter, loc, RankedTensorType::get(outShape, f32), y,
       /*restrict=*/true, /*writable=*/true);
-  result = reshapeAroundDim(rewriter, loc, result, dim, resultType.getShape(),
-                            outShape, /*toThreeD=*/false);
-  op.emitRemark() << "lowrank kernel @" << kernel.getName() << ": one thread "
-                  << "per channel and block of " << block << " tokens ("
-                  << spec.threads << " channels per thread block, grid "
-                  << llvm::divideCeil(spec.inner, spec.threads) << "x"
-                  << blockRows << "x" << spec.outer
-                  << "), butterfly in registers in the CPU path's order, "
-                  << spec.rows.size() << " kept rows"
-                  << (spec.tail() ? ", tail copied by the last block row" : "");
+  result = reshapeAroundDim(rewriter, loc, result, transform.dim,
+                            transform.resultType.getShape(), outShape,
+                            /*toThreeD=*/false);
   rewriter.replaceOp(op, result);
+  return kernel;
+}
+
+/// Checks `transform` and fills the kernel spec (without statistics). On
+/// failure returns the reason.
+static FailureOr<LowRankKernelSpec>
+getBlockTransformSpec(const BlockTransform &transform,
+                      const TransformsToGPUOptions &options,
+                      std::string &reason) {
+  auto type = cast<RankedTensorType>(transform.input.getType());
+  if (!type.getElementType().isF32()) {
+    reason = "the kernel computes in f32 only";
+    return failure();
+  }
+  if (!type.hasStaticShape() || type.getNumElements() == 0) {
+    reason = "the kernel is specialized to static, non-empty shapes";
+    return failure();
+  }
+  if (transform.block > options.maxLowRankBlock) {
+    reason = ("block " + Twine(transform.block) + " is larger than the " +
+              Twine(options.maxLowRankBlock) +
+              " values one thread keeps in registers")
+                 .str();
+    return failure();
+  }
+  LowRankKernelSpec spec;
+  spec.n = type.getDimSize(transform.dim);
+  spec.block = transform.block;
+  if (spec.numBlocks() == 0) {
+    reason = "no full block: the transform is the identity";
+    return failure();
+  }
+  for (int64_t d = 0; d < transform.dim; ++d)
+    spec.outer *= type.getDimSize(d);
+  for (int64_t d = transform.dim + 1; d < type.getRank(); ++d)
+    spec.inner *= type.getDimSize(d);
+  spec.rows = transform.rows;
+  spec.vectorWidth = spec.inner % 4 == 0 ? 4 : spec.inner % 2 == 0 ? 2 : 1;
+  spec.threads = std::min<int64_t>(
+      256, llvm::alignTo(spec.inner / spec.vectorWidth, 32));
+  // One item (sample, token block) per thread block, up to CUDA's bound.
+  spec.gridY = std::min(spec.numItems(), kMaxGridYZ);
+  return spec;
+}
+
+/// Most partial maxima of a lowrank kernel with statistics (every warp of
+/// the quantize kernel that reads them reduces them all).
+static constexpr int64_t kMaxStatisticsPartials = 512;
+
+/// What one thread of the kernel of `spec` owns, for remarks.
+static std::string describeThreads(const LowRankKernelSpec &spec) {
+  if (spec.vectorWidth == 1)
+    return "one channel per thread";
+  return std::to_string(spec.vectorWidth) +
+         " consecutive channels per thread (vector accesses)";
+}
+
+static ModuleOp getModule(Operation *op, std::string &reason) {
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    reason = "no enclosing builtin.module for the kernel";
+  return module;
+}
+
+LogicalResult
+mlir::hot::lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
+                             const TransformsToGPUOptions &options,
+                             LowRankStatistics *statistics) {
+  BlockTransform transform{op,
+                           op.getInput(),
+                           int64_t(op.getDim()),
+                           int64_t(op.getBlock()),
+                           getKeptWalshRows(op.getBlock(), op.getRank(),
+                                            op.getSelection()),
+                           cast<RankedTensorType>(op.getType())};
+  std::string reason;
+  FailureOr<LowRankKernelSpec> spec =
+      getBlockTransformSpec(transform, options, reason);
+  ModuleOp module = succeeded(spec) ? getModule(op, reason) : nullptr;
+  if (!module) {
+    op.emitRemark() << "lowrank left to the generic path: " << reason;
+    return rewriter.notifyMatchFailure(op, reason);
+  }
+  if (statistics) {
+    spec->inputMaxBlock = statistics->inputMaxBlock;
+    spec->outputMax = statistics->outputMax;
+    // Thread blocks loop over items, so that the partials stay few.
+    spec->gridY = std::clamp<int64_t>(
+        kMaxStatisticsPartials / spec->gridX(), 1, spec->numItems());
+  }
+  gpu::GPUModuleOp gpuModule =
+      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
+  Location loc = op.getLoc();
+  gpu::GPUFuncOp kernel =
+      launchBlockTransform(rewriter, transform, gpuModule, *spec, statistics);
+  InFlightDiagnostic remark = mlir::emitRemark(loc);
+  remark << "lowrank kernel @" << kernel.getName() << ": "
+         << describeThreads(*spec) << " and block of " << spec->block
+         << " tokens, " << spec->threads << " threads per block, grid "
+         << spec->gridX() << "x" << spec->gridY << " over " << spec->numItems()
+         << " (sample, token block) items; butterfly in registers in the CPU "
+            "path's order, "
+         << spec->rows.size() << " kept rows"
+         << (spec->tail() ? ", tail copied" : "");
+  if (spec->inputMaxBlock > 0)
+    remark << "; also the max|"
+           << (spec->inputMaxBlock > 1
+                   ? "hadamard along the channels (block " +
+                         std::to_string(spec->inputMaxBlock) + ")"
+                   : std::string("x"))
+           << "| of a per-tensor quantize of the same data";
+  if (spec->outputMax)
+    remark << "; also the max|y| of the per-tensor quantize of its result";
+  if (spec->hasStatistics())
+    remark << " (" << spec->numPartials() << " partials each)";
+  return success();
+}
+
+LogicalResult
+mlir::hot::lowerHadamardToGPU(RewriterBase &rewriter, HadamardOp op,
+                              const TransformsToGPUOptions &options) {
+  int64_t block = op.getBlock();
+  BlockTransform transform{op,
+                           op.getInput(),
+                           int64_t(op.getDim()),
+                           block,
+                           llvm::to_vector(llvm::seq<int64_t>(0, block)),
+                           cast<RankedTensorType>(op.getType())};
+  std::string reason = "block 1 is the identity";
+  FailureOr<LowRankKernelSpec> spec = failure();
+  if (block > 1)
+    spec = getBlockTransformSpec(transform, options, reason);
+  ModuleOp module = succeeded(spec) ? getModule(op, reason) : nullptr;
+  if (!module) {
+    op.emitRemark() << "hadamard left to the generic path: " << reason;
+    return rewriter.notifyMatchFailure(op, reason);
+  }
+  gpu::GPUModuleOp gpuModule =
+      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
+  Location loc = op.getLoc();
+  gpu::GPUFuncOp kernel = launchBlockTransform(rewriter, transform, gpuModule,
+                                               *spec, /*statistics=*/nullptr);
+  mlir::emitRemark(loc) << "hadamard kernel @" << kernel.getName() << ": "
+                        << describeThreads(*spec) << " and block of " << block
+                        << " along dim " << transform.dim
+                        << ", butterfly in registers in the CPU path's order";
   return success();
 }

@@ -59,11 +59,7 @@ Value mlir::hot::buildHadamardTransform(OpBuilder &builder, Location loc,
   int64_t loops = shape.size();
   AffineMap identity = builder.getMultiDimIdentityMap(loops);
   Value init = tensor::EmptyOp::create(builder, loc, shape, elementType);
-  // 1/sqrt(2^bits) = 2^(-bits/2): a power of two times sqrt(0.5) for odd
-  // bits, so the double below is correctly rounded and rounds once more to
-  // the element type (1.0 / std::sqrt(block) would round twice).
-  double normalization =
-      std::ldexp(bits % 2 ? std::sqrt(0.5) : 1.0, -int(bits / 2));
+  double normalization = getHadamardNormalization(block);
   for (unsigned stage = 0; stage < bits; ++stage) {
     int64_t bitDim = dim + bits - stage;
     bool last = stage + 1 == bits;

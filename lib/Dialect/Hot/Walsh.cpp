@@ -7,9 +7,16 @@
 #include "hot/Dialect/Hot/Walsh.h"
 #include "llvm/Support/MathExtras.h"
 #include <cassert>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::hot;
+
+double mlir::hot::getHadamardNormalization(int64_t block) {
+  assert(isPowerOfTwo(block));
+  unsigned bits = llvm::Log2_64(block);
+  return std::ldexp(bits % 2 ? std::sqrt(0.5) : 1.0, -int(bits / 2));
+}
 
 int64_t mlir::hot::sylvesterRowOfSequency(int64_t sequency, int64_t size) {
   assert(isPowerOfTwo(size) && sequency >= 0 && sequency < size);

@@ -105,22 +105,41 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 
 // Forms left to the generic path, or not fused, each with its reason: a
 // per_col quantize stays generic; a hadamard along dim 0 or with a block wider
-// than a warp stays a separate op, and the kernel quantizes its result.
+// than a warp stays a separate op, and the kernel quantizes its result. The
+// one along dim 0 becomes the block-transform kernel (every row kept); the
+// one with block 256 is too wide for a thread's registers and stays generic.
 
 // REMARK: remark: quantize left to the generic path: per_col scales reduce across rows
 // REMARK: remark: hadamard along dim 0 (across rows) does not map onto lanes of one row: not fused, the kernel quantizes its result
 // REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest
 // REMARK: remark: hadamard block 256 spans more than one warp (at most 128 for rows of 256): not fused, the kernel quantizes its result
 // REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest
+// REMARK: remark: hadamard kernel @hot_block_hadamard_1x8x64_b4_v4_t32: 4 consecutive channels per thread (vector accesses) and block of 4 along dim 0, butterfly in registers in the CPU path's order
+// REMARK: remark: hadamard left to the generic path: block 256 is larger than the 32 values one thread keeps in registers
 
 // CHECK-LABEL: func.func @left
 //       CHECK:   hot.quantize {{.*}} granularity per_col
-//       CHECK:   %[[H0:.*]] = hot.hadamard {{.*}} along 0 block 4
-//       CHECK:   %[[B0:.*]] = bufferization.to_buffer %[[H0]]
+//       CHECK:   %[[W0:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<1x8x64xf32> to memref<1x8x64xf32>
+//       CHECK:   %[[H0:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x64xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_block_hadamard_1x8x64_b4_v4_t32 blocks in (%c1{{.*}}, %c2{{.*}}, %c1{{.*}}) threads in (%c32
+//  CHECK-SAME:     args(%[[W0]] : memref<1x8x64xf32>, %[[H0]] : memref<1x8x64xf32>)
+//       CHECK:   %[[T0:.*]] = bufferization.to_tensor %[[H0]]
+//       CHECK:   %[[C0:.*]] = tensor.collapse_shape %[[T0]]
+//       CHECK:   %[[B0:.*]] = bufferization.to_buffer %[[C0]]
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest {{.*}} args(%[[B0]] : memref<8x64xf32>
 //       CHECK:   %[[H1:.*]] = hot.hadamard {{.*}} along 1 block 256
 //       CHECK:   %[[B1:.*]] = bufferization.to_buffer %[[H1]]
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest {{.*}} args(%[[B1]] : memref<8x256xf32>
+// The 16 lanes past the 64 channels (4 per lane) compute on zeros and store
+// nothing.
+//       CHECK:   gpu.func @hot_block_hadamard_1x8x64_b4_v4_t32(
+//       CHECK:     %[[ACTIVE:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
+//       CHECK:     arith.select %[[ACTIVE]]
+//       CHECK:     scf.for
+//  CHECK-COUNT-4:    vector.load {{.*}} : memref<1x8x64xf32>, vector<4xf32>
+//       CHECK:       arith.constant 5.000000e-01 : f32
+//       CHECK:       scf.if %[[ACTIVE]]
+//  CHECK-COUNT-4:      vector.store {{.*}} : memref<1x8x64xf32>, vector<4xf32>
 func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
     -> (tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>) {
   %q1, %s1 = hot.quantize %w bits 8 granularity per_col scale maxabs
@@ -203,29 +222,38 @@ func.func @sawb(%w: tensor<8x64xf32>, %g: tensor<8x64xf32>)
 // -----
 
 // The gw path's HLA on [samples, T, C] along T (37 tokens: 2 blocks of 16
-// and a tail of 5): one thread per channel and token block; the kept Walsh
-// rows of the prefix selection, scaled by 1/4; the tail copied.
+// and a tail of 5): each thread owns 4 channels of one token block at a
+// time (10 threads of 32 hold the 40 channels); one (sample, token block)
+// item per thread block; the kept Walsh rows of the prefix selection,
+// scaled by 1/4; the tail copied.
 
-// REMARK: remark: lowrank kernel @hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_t64: one thread per channel and block of 16 tokens (64 channels per thread block, grid 1x3x2), butterfly in registers in the CPU path's order, 8 kept rows, tail copied by the last block row
-// REMARK: remark: lowrank kernel @hot_lowrank_1x37x40_b16_k_0_8_12_4_6_14_10_2_t64
+// REMARK: remark: lowrank kernel @hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32: 4 consecutive channels per thread (vector accesses) and block of 16 tokens, 32 threads per block, grid 1x6 over 6 (sample, token block) items; butterfly in registers in the CPU path's order, 8 kept rows, tail copied
+// REMARK: remark: lowrank kernel @hot_lowrank_1x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32
 
 // CHECK-LABEL: func.func @hla
 //  CHECK-SAME: (%[[X:.*]]: tensor<2x37x40xf32>, %[[X2:.*]]: tensor<37x40xf32>)
 //       CHECK:   %[[B:.*]] = bufferization.to_buffer %[[X]] read_only
 //       CHECK:   %[[Y:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x21x40xf32>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_t64 blocks in (%c1, %c3, %c2) threads in (%c64
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32 blocks in (%c1{{.*}}, %c6{{.*}}, %c1{{.*}}) threads in (%c32
 //  CHECK-SAME:     args(%[[B]] : memref<2x37x40xf32>, %[[Y]] : memref<2x21x40xf32>)
 //       CHECK:   %[[E:.*]] = tensor.expand_shape %[[X2]] {{\[}}[0, 1], [2]] output_shape [1, 37, 40]
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_1x37x40_b16_k_0_8_12_4_6_14_10_2_t64
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_1x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32
 //       CHECK:   tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<1x21x40xf32> into tensor<21x40xf32>
-//       CHECK:   gpu.func @hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_t64(
-//       CHECK:     scf.if
-//       CHECK:       scf.if
-//  CHECK-COUNT-16:     memref.load
+//       CHECK:   gpu.func @hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32(
+//       CHECK:     %[[ACTIVE:.*]] = arith.cmpi ult, %{{.*}}, %c10 : index
+//       CHECK:     scf.for %[[ITEM:.*]] = %{{.*}} to %c6 step %{{.*}} {
+//       CHECK:       %[[S:.*]] = arith.divui %[[ITEM]], %c3
+//       CHECK:       %[[C:.*]] = arith.remui %[[ITEM]], %c3
+//       CHECK:       %[[FULL:.*]] = arith.cmpi ult, %[[C]], %c2
+//       CHECK:       scf.if %[[FULL]] {
+//  CHECK-COUNT-16:     vector.load %{{.*}}[%[[S]], {{.*}} : memref<2x37x40xf32>, vector<4xf32>
 //       CHECK:         arith.constant 2.500000e-01 : f32
-//  CHECK-COUNT-8:      memref.store
+//       CHECK:         scf.if %[[ACTIVE]] {
+//  CHECK-COUNT-8:        vector.store {{.*}} : memref<2x21x40xf32>, vector<4xf32>
 //       CHECK:       } else {
-//  CHECK-COUNT-5:      memref.load
+//  CHECK-COUNT-5:      vector.load
+//       CHECK:         scf.if %[[ACTIVE]] {
+//  CHECK-COUNT-5:        vector.store
 //   CHECK-NOT:   gpu.shuffle
 
 // OFF-LABEL: func.func @hla
@@ -250,4 +278,106 @@ func.func @hla_large_block(%x: tensor<128x8xf32>) -> tensor<64x8xf32> {
   %y = hot.lowrank %x along 0 block 64 rank 32
       : tensor<128x8xf32> -> tensor<64x8xf32>
   return %y : tensor<64x8xf32>
+}
+
+// -----
+
+// A linear layer's gy, read by both backward paths: the gx path quantizes
+// hadamard(gy) per tensor, the gw path projects gy along the tokens and
+// quantizes the projection per tensor. The lowrank kernel (moved before the
+// gx quantize, which needs its statistics) computes both maxima on its way:
+// max|hadamard(gy)| with the butterfly across its 4 registers and 4 lanes
+// (shuffles 1 and 2 lanes apart), and max|y|. Each thread block reduces them
+// over its 6 warps in shared memory and stores one partial of each. Neither
+// quantize gets an absmax kernel.
+
+// REMARK: remark: lowrank kernel @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26: 4 consecutive channels per thread (vector accesses) and block of 16 tokens, 192 threads per block, grid 1x26 over 26 (sample, token block) items; butterfly in registers in the CPU path's order, 8 kept rows, tail copied; also the max|hadamard along the channels (block 16)| of a per-tensor quantize of the same data; also the max|y| of the per-tensor quantize of its result (26 partials each)
+// REMARK: remark: fused hadamard (block 16) + per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic (every warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored, then quantizes one row); butterfly stages below 4 in registers, the others by gpu.shuffle xor; no pass of its own for the max
+// REMARK: remark: fused per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_202x768_b1_v4_w8_p26_q127_stochastic (every warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored, then quantizes one row); no pass of its own for the max
+
+// CHECK-LABEL: func.func @layer_gy
+//  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
+//       CHECK:   %[[GY:.*]] = tensor.collapse_shape %[[GY3]]
+//       CHECK:   %[[X:.*]] = bufferization.to_buffer %[[GY3]] read_only
+//       CHECK:   %[[Y:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x101x768xf32>
+//       CHECK:   %[[PIN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26xf32>
+//       CHECK:   %[[POUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
+//  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[Y]] : memref<2x101x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>)
+//       CHECK:   %[[GYB:.*]] = bufferization.to_buffer %[[GY]] read_only
+//   CHECK-NOT:   hot_hadamard_absmax
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic
+//  CHECK-SAME:     args(%[[GYB]] : memref<394x768xf32>, %[[PIN]] : memref<26xf32>, %{{.*}} : memref<394x768xi8>, %{{.*}} : memref<f32>, %[[SEED]] : i64)
+//   CHECK-NOT:   hot_hadamard_absmax
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_202x768_b1_v4_w8_p26_q127_stochastic
+//  CHECK-SAME:     args(%{{.*}} : memref<202x768xf32>, %[[POUT]] : memref<26xf32>,
+//       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26(
+//  CHECK-SAME:       workgroup(%[[SHARED:.*]] : memref<2x6xf32, #gpu.address_space<workgroup>>)
+//       CHECK:     scf.for {{.*}} iter_args(%[[IN:.*]] = %{{.*}}, %[[OUT:.*]] = %{{.*}}) -> (f32, f32) {
+//       CHECK:       scf.if %{{.*}} -> (f32, f32) {
+//       CHECK:         vector.load {{.*}} : memref<2x197x768xf32>, vector<4xf32>
+//       CHECK:         gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:         gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:         math.absf
+//       CHECK:         arith.maximumf %[[IN]]
+//       CHECK:         vector.store
+//       CHECK:       } else {
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     memref.store %{{.*}}, %[[SHARED]]
+//       CHECK:     gpu.barrier
+//       CHECK:     memref.load %[[SHARED]]
+//       CHECK:     memref.store %{{.*}}, %arg2[%{{.*}}] : memref<26xf32>
+//       CHECK:     memref.store %{{.*}}, %arg3[%{{.*}}] : memref<26xf32>
+func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
+    -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>) {
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
+      : tensor<2x197x768xf32> into tensor<394x768xf32>
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<f32>
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
+      : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]]
+      : tensor<2x101x768xf32> into tensor<202x768xf32>
+  %q2, %s2 = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<f32>
+  return %q, %s, %q2, %s2
+      : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>
+}
+
+// -----
+
+// Not shared: the gx quantize is per row (one pass of its own anyway), and
+// the other per-tensor quantize reads gy with rows of 384, not the lowrank's
+// 768 channels. The lowrank kernel computes no statistics.
+
+// REMARK: remark: lowrank kernel @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192:
+// REMARK: remark: fused hadamard (block 16) + per_row quantize kernel
+// REMARK: remark: fused per_tensor quantize: two kernels, @hot_hadamard_absmax_788x384_b1_v4_w8_p512
+
+// CHECK-LABEL: func.func @not_shared
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192 blocks
+//  CHECK-SAME:     args(%{{.*}} : memref<2x197x768xf32>, %{{.*}} : memref<2x101x768xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_394x768
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_absmax_788x384
+func.func @not_shared(%gy3: tensor<2x197x768xf32>, %seed: i64)
+    -> (tensor<2x101x768xf32>, tensor<394x768xi8>, tensor<394xf32>, tensor<788x384xi8>, tensor<f32>) {
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
+      : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
+      : tensor<2x197x768xf32> into tensor<394x768xf32>
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_row scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<394xf32>
+  %flat = tensor.collapse_shape %gy3 [[0, 1, 2]]
+      : tensor<2x197x768xf32> into tensor<302592xf32>
+  %r = tensor.expand_shape %flat [[0, 1]] output_shape [788, 384]
+      : tensor<302592xf32> into tensor<788x384xf32>
+  %q2, %s2 = hot.quantize %r bits 8 granularity per_tensor scale maxabs
+      rounding nearest : tensor<788x384xf32> -> tensor<788x384xi8>, tensor<f32>
+  return %gyl, %q, %s, %q2, %s2
+      : tensor<2x101x768xf32>, tensor<394x768xi8>, tensor<394xf32>, tensor<788x384xi8>, tensor<f32>
 }

@@ -1,6 +1,7 @@
-// The hadamard+quantize and lowrank kernels of convert-hot-to-gpu, at ViT-B
-// shapes (2 samples of 197 tokens, 768 channels), assemble with ptxas
-// without spills; the shuffles and vector accesses survive to PTX.
+// The hadamard+quantize, lowrank and block-hadamard kernels of
+// convert-hot-to-gpu, at ViT-B shapes (2 samples of 197 tokens, 768
+// channels), assemble with ptxas without spills; the shuffles, barriers and
+// vector accesses survive to PTX.
 //
 // REQUIRES: ptxas
 // RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_80})' 2>/dev/null \
@@ -17,6 +18,19 @@
 // PLAIN-NOT: call
 // PLAIN-NOT: fma.
 // PLAIN-NOT: .ftz
+// The lowranks come first: they compute what quantizes need.
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192(
+// PTX-NOT: shfl
+// PTX: ld.global.v4
+// PTX: st.global.v4
+// The lowrank kernel that also computes the gx and gw quantizes' maxima:
+// the channel butterfly's shuffles, the warp maxima, one barrier.
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26(
+// PTX: ld.global.v4
+// PTX: shfl.sync.bfly.b32
+// PTX: max.NaN.f32
+// PTX: st.global.v4
+// PTX: bar.sync
 // PTX-LABEL: .entry hot_hadamard_quantize_row_394x768_b16_v4_w8_q7_stochastic(
 // PTX: ld.global.v4
 // PTX: shfl.sync.bfly.b32
@@ -45,28 +59,45 @@
 // PTX-NOT: f64
 // PTX: div.rn.f32
 
-// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_t256(
+// The quantizes whose maxima the lowrank kernel computed: no absmax kernel.
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic(
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_202x768_b1_v4_w8_p26_q127_stochastic(
+// PTX-LABEL: .entry hot_block_hadamard_1x768x64_b16_v4_t32(
 // PTX-NOT: shfl
+// PTX: ld.global.v4
+// PTX: st.global.v4
 
-// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
-// CHECK: Compiling entry function 'hot_{{hadamard|lowrank}}_{{.*}}' for '[[CHIP]]'
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: Compiling entry function
@@ -99,4 +130,26 @@ func.func @w_sawb(%w: tensor<768x3072xf32>) -> (tensor<768x3072xi8>, tensor<f32>
   %q, %s = hot.quantize %w bits 4 granularity per_tensor scale sawb
       rounding nearest : tensor<768x3072xf32> -> tensor<768x3072xi8>, tensor<f32>
   return %q, %s : tensor<768x3072xi8>, tensor<f32>
+}
+
+func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %w: tensor<768x64xf32>, %seed: i64)
+    -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>,
+        tensor<768x64xf32>) {
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
+      : tensor<2x197x768xf32> into tensor<394x768xf32>
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<f32>
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
+      : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]]
+      : tensor<2x101x768xf32> into tensor<202x768xf32>
+  %q2, %s2 = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<f32>
+  %wh = hot.hadamard %w along 0 block 16 : tensor<768x64xf32>
+  return %q, %s, %q2, %s2, %wh
+      : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>,
+        tensor<768x64xf32>
 }

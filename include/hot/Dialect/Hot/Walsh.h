@@ -23,6 +23,13 @@ inline bool isPowerOfTwo(int64_t value) {
   return value > 0 && (value & (value - 1)) == 0;
 }
 
+/// c_b = 1/sqrt(b) of the orthonormal Hadamard transform H_b / sqrt(b)
+/// (docs/numerics.md), for a power of two `block` = 2^k, as a double that
+/// rounds once to the element type: 2^(-k/2) is exact for even k, and for odd
+/// k the correctly rounded sqrt(0.5) times a power of two (1.0 / sqrt(b)
+/// would round twice).
+double getHadamardNormalization(int64_t block);
+
 /// The Sylvester row index of the Walsh function with `sequency` sign
 /// changes among the rows of H_size (size a power of two): the bit reversal
 /// of the Gray code of `sequency`.

@@ -1,0 +1,42 @@
+//===- WarpButterfly.h - Block Hadamard butterflies in GPU kernels -*- C++ -*-//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+// The pieces the transform kernels share: the block butterfly of
+// docs/numerics.md over values held in registers and across the lanes of a
+// warp, and warp-wide maxima.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOT_LIB_CONVERSION_HOTTOGPU_WARPBUTTERFLY_H
+#define HOT_LIB_CONVERSION_HOTTOGPU_WARPBUTTERFLY_H
+
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir::hot {
+
+/// Lanes of a warp.
+inline constexpr int64_t kWarpSize = 32;
+
+/// Transforms blocks of `block` consecutive elements with the butterfly of
+/// docs/numerics.md (lowest bit first; the element whose bit is clear gets
+/// lo + hi, the other lo - hi), then multiplies by c_block (block > 1). The
+/// elements are held `v.size()` consecutive ones per lane by consecutive
+/// lanes: element position t has bit s in the register index for
+/// 2^s < v.size(), and in lane bit (2^s / v.size()) otherwise, where the
+/// partner comes from `gpu.shuffle xor` (`lane`, the index of the lane in
+/// its warp, is read only then). Blocks must start at a multiple of `block` lanes-times-values,
+/// and every lane of the warp must execute the shuffles.
+void emitBlockButterfly(ImplicitLocOpBuilder &b, MutableArrayRef<Value> v,
+                        int64_t block, Value lane);
+
+/// max(acc, |v|) over `v`, with arith.maximumf (a NaN propagates).
+Value emitAbsMax(ImplicitLocOpBuilder &b, ArrayRef<Value> v, Value acc);
+
+/// arith.maximumf of `value` over the 32 lanes of the warp (a butterfly
+/// reduction: every lane gets the result).
+Value emitWarpMax(ImplicitLocOpBuilder &b, Value value);
+
+} // namespace mlir::hot
+
+#endif // HOT_LIB_CONVERSION_HOTTOGPU_WARPBUTTERFLY_H
