@@ -131,3 +131,31 @@ def _sawb_module(m, n, granularity, block):
             + f"  %q, %s = hot.quantize {src} bits 4 granularity {granularity} scale sawb"
             f" rounding nearest : {t} -> tensor<{m}x{n}xi8>, {st}\n"
             f"  return %q, %s : tensor<{m}x{n}xi8>, {st}\n}}\n")
+
+
+def _shared_gy_module(samples, tokens, channels, block):
+    """A layer's gy [samples, tokens, channels] read by both paths: hadamard along the channels
+    (`block`) + per-tensor stochastic 4-bit quantize (gx), the HLA projection along the tokens
+    (16 -> 8, tail copied) + per-tensor stochastic 8-bit quantize (gw), and W's hadamard along
+    dim 0 (`block`): the lowrank kernel computes both quantizes' maxima, the hadamard is the
+    block-transform kernel."""
+    n, t = samples * tokens, tokens // 16 * 8 + tokens % 16
+    g3, g2 = f"tensor<{samples}x{tokens}x{channels}xf32>", f"tensor<{n}x{channels}xf32>"
+    l3, l2 = f"tensor<{samples}x{t}x{channels}xf32>", f"tensor<{samples * t}x{channels}xf32>"
+    q2, ql = f"tensor<{n}x{channels}xi8>", f"tensor<{samples * t}x{channels}xi8>"
+    w = f"tensor<{channels}x24xf32>"
+    return f"""
+func.func @gy(%gy3: {g3}, %w: {w}, %seed: i64)
+    -> ({q2}, tensor<f32>, {l3}, {ql}, tensor<f32>, {w}) {{
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : {g3} into {g2}
+  %h = hot.hadamard %gy along 1 block {block} : {g2}
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs rounding stochastic
+      seed %seed : {g2} -> {q2}, tensor<f32>
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail : {g3} -> {l3}
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]] : {l3} into {l2}
+  %ql, %sl = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs rounding stochastic
+      seed %seed : {l2} -> {ql}, tensor<f32>
+  %wh = hot.hadamard %w along 0 block {block} : {w}
+  return %q, %s, %gyl, %ql, %sl, %wh : {q2}, tensor<f32>, {l3}, {ql}, tensor<f32>, {w}
+}}
+"""

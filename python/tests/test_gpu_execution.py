@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from gpu_cases import (COLS, MODULE, OUT, ROWS, SHAPES, _arch_specific_chip, _chip,
-                       _int_matmul_module, _sawb_module, compile_gpu, device_or_skip)
+                       _int_matmul_module, _sawb_module, _shared_gy_module, compile_gpu,
+                       device_or_skip)
 from hot import reference
 
 
@@ -115,9 +116,10 @@ def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
 def test_linear_backward_on_gpu(device, tmp_path, arch_specific):
     """One linear layer's HOT backward written in hot ops (python/hot/examples/
     linear_backward.mlir, what `make demo` checks on the CPU), every kernel kind in one module:
-    the fused per-row stochastic hadamard + quantize of gy, W's hadamard along dim 0 (tiled
-    generic loops) and per-tensor SAWB, both products with their transposes and fused rescales,
-    the HLA kernels, the per-column stochastic quantize. All six results bit for bit against the
+    the fused per-row stochastic hadamard + quantize of gy, W's hadamard along dim 0 (the
+    block-transform kernel) and per-tensor SAWB, both products with their transposes and fused
+    rescales, the HLA kernels (x's also computing the max of its per-tensor quantize), the
+    per-column stochastic quantize. All six results bit for bit against the
     numpy reference."""
     from hot import demo
 
@@ -135,3 +137,43 @@ def test_linear_backward_on_gpu(device, tmp_path, arch_specific):
         if g.dtype == np.float32:
             g, e = g.view(np.uint32), e.view(np.uint32)
         np.testing.assert_array_equal(g, e, err_msg=name)
+
+
+@pytest.mark.parametrize("data", ["random", "zeros", "nan"])
+@pytest.mark.parametrize("samples,tokens,channels,block", [(3, 37, 40, 8), (2, 197, 96, 16),
+                                                           (1, 16, 768, 16)])
+def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, block, data):
+    """gy read by both backward paths: the HLA kernel computes max|hadamard(gy)| (its channel
+    butterfly across registers and lanes) for the gx quantize and max|gyl| for the gw quantize,
+    which then run without absmax kernels; W's hadamard along dim 0 in the block-transform
+    kernel. Tails of 5 tokens, lanes past the channels (40 = 10 lanes of 4, 96 = 24), one token
+    block; all-zero gy (scales 0) and a NaN (non-finite scales, q 0) too."""
+    gpu = compile_gpu(_shared_gy_module(samples, tokens, channels, block), _chip(device),
+                      tmp_path)
+    rng = np.random.default_rng([samples, tokens, channels, block])
+    gy3 = (rng.standard_normal((samples, tokens, channels))
+           * 10.0 ** rng.uniform(-1, 1, (samples, tokens, 1))).astype(np.float32)
+    if data == "zeros":
+        gy3[:] = 0
+    elif data == "nan":
+        gy3[-1, tokens // 2, channels // 3] = np.nan
+    w = rng.standard_normal((channels, 24)).astype(np.float32)
+    seed = -77
+    q, s, gyl, ql, sl, wh = gpu.gy(gy3, w, seed)
+
+    gy = gy3.reshape(samples * tokens, channels)
+    q_ref, s_ref = reference.quantize(reference.hadamard(gy, 1, block), 4, "per_tensor",
+                                      "maxabs", "stochastic", seed)
+    gyl_ref = reference.lowrank(gy3, 1, 16, 8, allow_tail=True)
+    ql_ref, sl_ref = reference.quantize(gyl_ref.reshape(-1, channels), 8, "per_tensor",
+                                        "maxabs", "stochastic", seed)
+    np.testing.assert_array_equal(np.isnan(gyl), np.isnan(gyl_ref))
+    _same_bits(np.nan_to_num(gyl), np.nan_to_num(gyl_ref))
+    for got, want in ((s, s_ref), (sl, sl_ref)):
+        if data == "nan":
+            assert np.isnan(got) and np.isnan(want)
+        else:
+            _same_bits(got, want)
+    np.testing.assert_array_equal(q, q_ref)
+    np.testing.assert_array_equal(ql, ql_ref)
+    _same_bits(wh, reference.hadamard(w, 0, block))
