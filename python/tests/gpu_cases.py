@@ -133,29 +133,32 @@ def _sawb_module(m, n, granularity, block):
             f"  return %q, %s : tensor<{m}x{n}xi8>, {st}\n}}\n")
 
 
-def _shared_gy_module(samples, tokens, channels, block):
+def _shared_gy_module(samples, tokens, channels, block, keep_projection):
     """A layer's gy [samples, tokens, channels] read by both paths: hadamard along the channels
     (`block`) + per-tensor stochastic 4-bit quantize (gx), the HLA projection along the tokens
     (16 -> 8, tail copied) + per-tensor stochastic 8-bit quantize (gw), and W's hadamard along
-    dim 0 (`block`): the lowrank kernel computes both quantizes' maxima, the hadamard is the
-    block-transform kernel."""
+    dim 0 (`block`). With `keep_projection` the function also returns the projection: the
+    lowrank kernel stores it and computes both quantizes' maxima; without, a statistics kernel
+    and a quantize kernel replace all three ops. The hadamard is the block-transform kernel."""
     n, t = samples * tokens, tokens // 16 * 8 + tokens % 16
     g3, g2 = f"tensor<{samples}x{tokens}x{channels}xf32>", f"tensor<{n}x{channels}xf32>"
     l3, l2 = f"tensor<{samples}x{t}x{channels}xf32>", f"tensor<{samples * t}x{channels}xf32>"
     q2, ql = f"tensor<{n}x{channels}xi8>", f"tensor<{samples * t}x{channels}xi8>"
     w = f"tensor<{channels}x24xf32>"
+    kept, kept_type = (", %gyl", f", {l3}") if keep_projection else ("", "")
     return f"""
 func.func @gy(%gy3: {g3}, %w: {w}, %seed: i64)
-    -> ({q2}, tensor<f32>, {l3}, {ql}, tensor<f32>, {w}) {{
+    -> ({q2}, tensor<f32>, {ql}, tensor<f32>, {w}{kept_type}) {{
   %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : {g3} into {g2}
   %h = hot.hadamard %gy along 1 block {block} : {g2}
   %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs rounding stochastic
       seed %seed : {g2} -> {q2}, tensor<f32>
   %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail : {g3} -> {l3}
   %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]] : {l3} into {l2}
+  %seed2 = arith.addi %seed, %seed : i64
   %ql, %sl = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs rounding stochastic
-      seed %seed : {l2} -> {ql}, tensor<f32>
+      seed %seed2 : {l2} -> {ql}, tensor<f32>
   %wh = hot.hadamard %w along 0 block {block} : {w}
-  return %q, %s, %gyl, %ql, %sl, %wh : {q2}, tensor<f32>, {l3}, {ql}, tensor<f32>, {w}
+  return %q, %s, %ql, %sl, %wh{kept} : {q2}, tensor<f32>, {ql}, tensor<f32>, {w}{kept_type}
 }}
 """

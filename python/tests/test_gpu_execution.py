@@ -139,17 +139,21 @@ def test_linear_backward_on_gpu(device, tmp_path, arch_specific):
         np.testing.assert_array_equal(g, e, err_msg=name)
 
 
+@pytest.mark.parametrize("keep_projection", [True, False], ids=["kept", "not-stored"])
 @pytest.mark.parametrize("data", ["random", "zeros", "nan"])
 @pytest.mark.parametrize("samples,tokens,channels,block", [(3, 37, 40, 8), (2, 197, 96, 16),
                                                            (1, 16, 768, 16)])
-def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, block, data):
-    """gy read by both backward paths: the HLA kernel computes max|hadamard(gy)| (its channel
-    butterfly across registers and lanes) for the gx quantize and max|gyl| for the gw quantize,
-    which then run without absmax kernels; W's hadamard along dim 0 in the block-transform
-    kernel. Tails of 5 tokens, lanes past the channels (40 = 10 lanes of 4, 96 = 24), one token
-    block; all-zero gy (scales 0) and a NaN (non-finite scales, q 0) too."""
-    gpu = compile_gpu(_shared_gy_module(samples, tokens, channels, block), _chip(device),
-                      tmp_path)
+def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, block, data,
+                                  keep_projection):
+    """gy read by both backward paths. Kept projection: the HLA kernel stores it and computes
+    max|hadamard(gy)| (its channel butterfly across registers and lanes) for the gx quantize and
+    max|gyl| for the gw quantize, which then run without absmax kernels. Not stored: a statistics
+    kernel, then one kernel that quantizes both with their own seeds and hash indices. W's
+    hadamard along dim 0 in the block-transform kernel. Tails of 5 tokens, lanes past the
+    channels (40 = 10 lanes of 4, 96 = 24), one token block; all-zero gy (scales 0) and a NaN
+    (non-finite scales, q 0) too."""
+    gpu = compile_gpu(_shared_gy_module(samples, tokens, channels, block, keep_projection),
+                      _chip(device), tmp_path)
     rng = np.random.default_rng([samples, tokens, channels, block])
     gy3 = (rng.standard_normal((samples, tokens, channels))
            * 10.0 ** rng.uniform(-1, 1, (samples, tokens, 1))).astype(np.float32)
@@ -159,16 +163,17 @@ def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, b
         gy3[-1, tokens // 2, channels // 3] = np.nan
     w = rng.standard_normal((channels, 24)).astype(np.float32)
     seed = -77
-    q, s, gyl, ql, sl, wh = gpu.gy(gy3, w, seed)
+    q, s, ql, sl, wh, *gyl = gpu.gy(gy3, w, seed)
 
     gy = gy3.reshape(samples * tokens, channels)
     q_ref, s_ref = reference.quantize(reference.hadamard(gy, 1, block), 4, "per_tensor",
                                       "maxabs", "stochastic", seed)
     gyl_ref = reference.lowrank(gy3, 1, 16, 8, allow_tail=True)
     ql_ref, sl_ref = reference.quantize(gyl_ref.reshape(-1, channels), 8, "per_tensor",
-                                        "maxabs", "stochastic", seed)
-    np.testing.assert_array_equal(np.isnan(gyl), np.isnan(gyl_ref))
-    _same_bits(np.nan_to_num(gyl), np.nan_to_num(gyl_ref))
+                                        "maxabs", "stochastic", 2 * seed)
+    if keep_projection:
+        np.testing.assert_array_equal(np.isnan(gyl[0]), np.isnan(gyl_ref))
+        _same_bits(np.nan_to_num(gyl[0]), np.nan_to_num(gyl_ref))
     for got, want in ((s, s_ref), (sl, sl_ref)):
         if data == "nan":
             assert np.isnan(got) and np.isnan(want)

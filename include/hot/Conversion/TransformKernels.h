@@ -68,6 +68,24 @@ buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
                             gpu::GPUModuleOp module,
                             const HadamardQuantizeKernelSpec &spec);
 
+/// What a lowrank kernel does (see LowRankKernelSpec).
+enum class LowRankStage {
+  /// Stores the projection y, and the statistics it is asked for.
+  Project,
+  /// Only the statistics (both): y is computed, not stored.
+  Statistics,
+  /// Reduces the Statistics kernel's partials to two per-tensor scales, then
+  /// quantizes hadamard(x) (block inputMaxBlock) and y with them; y itself
+  /// is not stored.
+  Quantize,
+};
+
+/// How the Quantize stage rounds one of its two results.
+struct LowRankQuantization {
+  int64_t qmax = 127;
+  bool stochastic = false;
+};
+
 /// A `[outer, n, inner]` f32 input projected along its middle dim (the
 /// tokens of a sample; inner = channels): a `hot.lowrank`, or a
 /// `hot.hadamard` (all `block` rows kept in order, no tail). Each thread owns
@@ -82,8 +100,12 @@ buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
 /// with `inputMaxBlock` = h > 0, max|hadamard(x as [outer * n, inner], along
 /// 1, block h)| (h = 1: max|x|; the butterfly runs across the channels of
 /// neighbouring lanes); with `outputMax`, max|y|. Each thread block stores
-/// one partial maximum of each (`numPartials()` in all).
+/// one partial maximum of each (`numPartials()` in all). When both
+/// quantizations are all that reads y, a Statistics kernel and a Quantize
+/// kernel replace the projection and both quantize kernels: y never reaches
+/// memory.
 struct LowRankKernelSpec {
+  LowRankStage stage = LowRankStage::Project;
   int64_t outer = 1, n = 0, inner = 1, block = 16;
   SmallVector<int64_t> rows;
   /// Consecutive channels per thread (4, 2 or 1; divides `inner`): vector
@@ -93,9 +115,14 @@ struct LowRankKernelSpec {
   int64_t threads = 256;
   /// Thread blocks along y.
   int64_t gridY = 1;
-  /// Fused statistics (see above); 0 / false: none.
+  /// Fused statistics (see above); 0 / false: none. The Quantize stage
+  /// reads `inputMaxBlock` as the block of the transform it quantizes.
   int64_t inputMaxBlock = 0;
   bool outputMax = false;
+  /// Quantize stage: the partials of the Statistics kernel, and the
+  /// rounding of hadamard(x) and of y.
+  int64_t statisticsPartials = 0;
+  LowRankQuantization inputQuantization, outputQuantization;
 
   int64_t numBlocks() const { return n / block; }
   int64_t tail() const { return n % block; }
@@ -107,16 +134,26 @@ struct LowRankKernelSpec {
   int64_t numItems() const { return outer * blockRows(); }
   /// Thread blocks along x (along the channels).
   int64_t gridX() const;
-  bool hasStatistics() const { return inputMaxBlock > 0 || outputMax; }
+  /// Maxima the kernel stores partials of.
+  int64_t numStatistics() const {
+    if (stage == LowRankStage::Quantize)
+      return 0;
+    return (inputMaxBlock > 0 ? 1 : 0) + (outputMax ? 1 : 0);
+  }
+  bool hasStatistics() const { return numStatistics() > 0; }
   int64_t numPartials() const { return gridX() * gridY; }
   std::string getKernelName() const;
 };
 
-/// Builds (or finds) the kernel of `spec` in `module`: arguments
-/// x memref<outer x n x inner x f32>, y memref<outer x n' x inner x f32>,
-/// then memref<P x f32> partial maxima of the input's transform (with
-/// inputMaxBlock) and of the output (with outputMax). Launch it on a grid of
-/// gridX() x gridY blocks of `threads` threads.
+/// Builds (or finds) the kernel of `spec` in `module`. Arguments: x
+/// memref<outer x n x inner x f32>, then for Project y memref<outer x n' x
+/// inner x f32>; for Project and Statistics, memref<numPartials() x f32>
+/// partial maxima of the input's transform (with inputMaxBlock) and of the
+/// output (with outputMax); for Quantize, the two partials
+/// memref<statisticsPartials x f32>, q of the input memref<outer x n x inner
+/// x i8> and its scale memref<f32>, q of the output memref<outer x n' x inner
+/// x i8> and its scale, then the seed (i64) of each stochastic rounding.
+/// Launch it on a grid of gridX() x gridY blocks of `threads` threads.
 gpu::GPUFuncOp buildLowRankKernel(OpBuilder &builder, Location loc,
                                   gpu::GPUModuleOp module,
                                   const LowRankKernelSpec &spec);
@@ -181,6 +218,17 @@ struct LowRankStatistics {
 LogicalResult lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
                                 const TransformsToGPUOptions &options,
                                 LowRankStatistics *statistics = nullptr);
+
+/// Replaces `op`, `input` (a per-tensor maxabs quantize of the same data
+/// with rows of op's channels, through a hadamard along them that fits a
+/// warp) and `output` (the per-tensor maxabs quantize of op's result, its
+/// only reader through reshapes) by two kernels inserted before `anchor`: a
+/// Statistics and a Quantize LowRankKernelSpec. Every value they read must
+/// dominate `anchor`, and `anchor` must dominate both quantizes. Fails,
+/// changing nothing, where the lowrank cannot become a kernel.
+LogicalResult lowerLowRankAndQuantizesToGPU(
+    RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
+    Operation *anchor, const TransformsToGPUOptions &options);
 
 /// Replaces `op` (f32, static shape, block <= maxLowRankBlock) by a launch of
 /// the kernel of buildLowRankKernel with every row kept. Fails with a remark

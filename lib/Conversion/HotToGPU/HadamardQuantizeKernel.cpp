@@ -23,7 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "WarpButterfly.h"
+#include "TransformMath.h"
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/HotToLinalg.h"
 #include "hot/Conversion/TransformKernels.h"
@@ -199,18 +199,7 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
 }
 
 Value HadamardQuantizeEmitter::partialsMax(Value partials) {
-  Value zero = f32(0);
-  auto loop = scf::ForOp::create(b, lane, cst(spec.numPartials),
-                                 cst(kWarpSize), ValueRange{zero});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value partial =
-        memref::LoadOp::create(b, partials, ValueRange{loop.getInductionVar()});
-    scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
-                                b, loop.getRegionIterArgs()[0], partial)));
-  }
-  return emitWarpMax(b, loop.getResult(0));
+  return emitPartialsMax(b, partials, spec.numPartials, lane);
 }
 
 Value HadamardQuantizeEmitter::fromLane(Value value, Value src) {
@@ -300,27 +289,14 @@ void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
     Value index = arith::AddIOp::create(b, mul(row, spec.n), col);
     linear = arith::IndexCastUIOp::create(b, b.getI32Type(), index);
   }
-  double qmax = double(spec.qmax);
   SmallVector<Value> qs;
   for (auto [e, y] : llvm::enumerate(ys)) {
-    Value v = arith::DivFOp::create(b, y, scale);
-    Value rounded;
-    if (key) {
-      Value index = arith::AddIOp::create(
-          b, linear,
-          arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(e))));
-      Value u = buildStochasticUniform(b, b.getLoc(), key, index);
-      rounded = math::FloorOp::create(b, arith::AddFOp::create(b, v, u));
-    } else {
-      // Half away from zero, as math.round on the CPU path.
-      rounded = math::RoundOp::create(b, v);
-    }
-    Value clamped = arith::MinimumFOp::create(
-        b, arith::MaximumFOp::create(b, rounded, f32(-qmax)), f32(qmax));
-    Value isNaN =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, rounded, rounded);
-    Value safe = arith::SelectOp::create(b, isNaN, f32(0), clamped);
-    qs.push_back(arith::FPToSIOp::create(b, b.getI8Type(), safe));
+    Value index =
+        key ? Value(arith::AddIOp::create(
+                  b, linear,
+                  arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(e)))))
+            : Value();
+    qs.push_back(emitQuantizeValue(b, y, scale, spec.qmax, key, index));
   }
   auto qType = VectorType::get({spec.vectorWidth}, b.getI8Type());
   Value packed = vector::FromElementsOp::create(b, qType, qs);

@@ -24,8 +24,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "WarpButterfly.h"
+#include "TransformMath.h"
 #include "hot/Conversion/HotToGPU.h"
+#include "hot/Conversion/HotToLinalg.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -65,6 +66,20 @@ std::string LowRankKernelSpec::getKernelName() const {
       os << "_" << row;
   }
   os << "_v" << vectorWidth << "_t" << threads;
+  switch (stage) {
+  case LowRankStage::Project:
+    break;
+  case LowRankStage::Statistics:
+    os << "_stats";
+    break;
+  case LowRankStage::Quantize:
+    os << "_quantize_in" << inputMaxBlock << "_q" << inputQuantization.qmax
+       << (inputQuantization.stochastic ? "s" : "n") << "_out_q"
+       << outputQuantization.qmax
+       << (outputQuantization.stochastic ? "s" : "n") << "_p"
+       << statisticsPartials;
+    return name;
+  }
   if (inputMaxBlock > 0)
     os << "_inmax" << inputMaxBlock;
   if (outputMax)
@@ -75,6 +90,13 @@ std::string LowRankKernelSpec::getKernelName() const {
 }
 
 namespace {
+
+/// A token row of one item: its index along the tokens (n, or n' for the
+/// output), and the thread's V values.
+struct TokenRow {
+  Value index;
+  SmallVector<Value> values;
+};
 
 /// Emits the body of one kernel.
 class LowRankEmitter {
@@ -90,27 +112,31 @@ private:
   Value f32(double v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
   }
-  int64_t numStatistics() const {
-    return (spec.inputMaxBlock > 0 ? 1 : 0) + (spec.outputMax ? 1 : 0);
-  }
   /// The thread's V values of `token` of sample `s` (zeros where the
   /// thread's channels are past `inner`).
   SmallVector<Value> load(Value s, Value token);
-  /// Stores each of `rows` (V values) at y[s, firstOut + k, channels].
-  void store(ArrayRef<SmallVector<Value>> rows, Value s, Value firstOut);
+  /// Stores `values` (f32 or i8) at `buffer`[s, row, channels], guarded by
+  /// the channel bound.
+  void store(ArrayRef<Value> values, Value buffer, Value s, Value row);
   /// One item: token block `c` of sample `s` (the tail when `tail`). Takes
   /// and returns the running statistics.
   SmallVector<Value> emitItem(bool tail, Value s, Value c,
                               SmallVector<Value> stats);
-  /// Folds the statistics of one loaded token row into `stats`.
-  void addInput(ArrayRef<Value> loaded, SmallVector<Value> &stats);
+  /// The Quantize stage's i8 values of `row` of sample `s` of an
+  /// [outer, rows, inner] tensor, with `scale`.
+  SmallVector<Value> quantize(const TokenRow &row, Value s, int64_t rows,
+                              Value scale, int64_t qmax, Value key);
   /// Reduces each statistic over the thread block and stores its partial.
   void storePartials(ArrayRef<Value> stats);
+  /// The Quantize stage's scales from the partials (thread 0 of block 0
+  /// stores them) and stochastic keys.
+  void loadScales();
 
   ImplicitLocOpBuilder &b;
   const LowRankKernelSpec &spec;
   gpu::GPUFuncOp func;
   Value tid, lane, channel, active;
+  Value inputScale, outputScale, inputKey, outputKey;
 };
 
 } // namespace
@@ -131,73 +157,144 @@ SmallVector<Value> LowRankEmitter::load(Value s, Value token) {
   return v;
 }
 
-void LowRankEmitter::store(ArrayRef<SmallVector<Value>> rows, Value s,
-                           Value firstOut) {
-  auto emitStores = [&] {
-    auto type = VectorType::get({spec.vectorWidth}, b.getF32Type());
-    for (auto [k, row] : llvm::enumerate(rows)) {
-      Value packed = vector::FromElementsOp::create(b, type, row);
-      Value out = arith::AddIOp::create(b, firstOut, cst(k));
-      auto op = vector::StoreOp::create(b, packed, func.getArgument(1),
-                                        ValueRange{s, out, channel});
-      op.setAlignment(uint64_t(4 * spec.vectorWidth));
-    }
+void LowRankEmitter::store(ArrayRef<Value> values, Value buffer, Value s,
+                           Value row) {
+  auto emitStore = [&] {
+    Type type = values[0].getType();
+    Value packed = vector::FromElementsOp::create(
+        b, VectorType::get({spec.vectorWidth}, type), values);
+    auto op = vector::StoreOp::create(b, packed, buffer,
+                                      ValueRange{s, row, channel});
+    op.setAlignment(
+        uint64_t(spec.vectorWidth * type.getIntOrFloatBitWidth() / 8));
   };
   if (!active)
-    return emitStores();
+    return emitStore();
   auto guard = scf::IfOp::create(b, active, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard insertion(b);
   b.setInsertionPointToStart(guard.thenBlock());
-  emitStores();
+  emitStore();
 }
 
-void LowRankEmitter::addInput(ArrayRef<Value> loaded,
-                              SmallVector<Value> &stats) {
-  if (spec.inputMaxBlock == 0)
-    return;
-  SmallVector<Value> transformed(loaded);
-  emitBlockButterfly(b, transformed, spec.inputMaxBlock, lane);
-  stats[0] = emitAbsMax(b, transformed, stats[0]);
+SmallVector<Value> LowRankEmitter::quantize(const TokenRow &row, Value s,
+                                            int64_t rows, Value scale,
+                                            int64_t qmax, Value key) {
+  Value linear;
+  if (key) {
+    // The element's index in the [outer * rows, inner] tensor that the
+    // quantize reads, truncated to 32 bits (numerics.md).
+    Value flatRow = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, s, cst(rows)), row.index);
+    Value index = arith::AddIOp::create(
+        b, arith::MulIOp::create(b, flatRow, cst(spec.inner)), channel);
+    linear = arith::IndexCastUIOp::create(b, b.getI32Type(), index);
+  }
+  SmallVector<Value> qs;
+  for (auto [e, y] : llvm::enumerate(row.values)) {
+    Value index;
+    if (key)
+      index = arith::AddIOp::create(
+          b, linear,
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(e))));
+    qs.push_back(emitQuantizeValue(b, y, scale, qmax, key, index));
+  }
+  return qs;
 }
 
 SmallVector<Value> LowRankEmitter::emitItem(bool tail, Value s, Value c,
                                             SmallVector<Value> stats) {
   int64_t rank = spec.rows.size();
-  SmallVector<SmallVector<Value>> outRows;
-  Value firstOut;
+  // The input's token rows, and the output's (the kept coefficients, or the
+  // tail copied).
+  SmallVector<TokenRow> in, out;
   if (tail) {
-    // The tail tokens, copied unchanged.
     for (int64_t t = 0; t < spec.tail(); ++t) {
-      outRows.push_back(load(s, cst(spec.numBlocks() * spec.block + t)));
-      addInput(outRows.back(), stats);
+      Value token = cst(spec.numBlocks() * spec.block + t);
+      in.push_back({token, load(s, token)});
+      out.push_back({cst(spec.numBlocks() * rank + t), in.back().values});
     }
-    firstOut = cst(spec.numBlocks() * rank);
   } else {
     Value firstToken = arith::MulIOp::create(b, c, cst(spec.block));
-    // tokens[t][e]: token t of the block at the thread's channel e.
-    SmallVector<SmallVector<Value>> tokens;
     for (int64_t t = 0; t < spec.block; ++t) {
-      tokens.push_back(
-          load(s, arith::AddIOp::create(b, firstToken, cst(t)).getResult()));
-      addInput(tokens.back(), stats);
+      Value token = arith::AddIOp::create(b, firstToken, cst(t));
+      in.push_back({token, load(s, token)});
     }
-    outRows.assign(rank, SmallVector<Value>(spec.vectorWidth));
+    Value firstOut = arith::MulIOp::create(b, c, cst(rank));
+    for (int64_t k = 0; k < rank; ++k)
+      out.push_back({arith::AddIOp::create(b, firstOut, cst(k)),
+                     SmallVector<Value>(spec.vectorWidth)});
     for (int64_t e = 0; e < spec.vectorWidth; ++e) {
       SmallVector<Value> column;
-      for (int64_t t = 0; t < spec.block; ++t)
-        column.push_back(tokens[t][e]);
+      for (const TokenRow &row : in)
+        column.push_back(row.values[e]);
       // All of the block is in this thread's registers.
       emitBlockButterfly(b, column, spec.block, /*lane=*/Value());
       for (auto [k, row] : llvm::enumerate(spec.rows))
-        outRows[k][e] = column[row];
+        out[k].values[e] = column[row];
     }
-    firstOut = arith::MulIOp::create(b, c, cst(rank));
   }
-  if (spec.outputMax)
-    for (ArrayRef<Value> row : outRows)
-      stats.back() = emitAbsMax(b, row, stats.back());
-  store(outRows, s, firstOut);
+
+  bool quantizes = spec.stage == LowRankStage::Quantize;
+  int64_t next = 0;
+  if (spec.inputMaxBlock > 0) {
+    // hadamard(x) along the channels, one token row at a time.
+    for (const TokenRow &row : in) {
+      TokenRow transformed = row;
+      emitBlockButterfly(b, transformed.values, spec.inputMaxBlock, lane);
+      if (quantizes)
+        store(quantize(transformed, s, spec.n, inputScale,
+                       spec.inputQuantization.qmax, inputKey),
+              func.getArgument(3), s, row.index);
+      else
+        stats[next] = emitAbsMax(b, transformed.values, stats[next]);
+    }
+    ++next;
+  }
+  for (const TokenRow &row : out) {
+    if (quantizes) {
+      store(quantize(row, s, spec.projectedSize(), outputScale,
+                     spec.outputQuantization.qmax, outputKey),
+            func.getArgument(5), s, row.index);
+      continue;
+    }
+    if (spec.outputMax)
+      stats[next] = emitAbsMax(b, row.values, stats[next]);
+    if (spec.stage == LowRankStage::Project)
+      store(row.values, func.getArgument(1), s, row.index);
+  }
   return stats;
+}
+
+void LowRankEmitter::loadScales() {
+  inputScale = arith::DivFOp::create(
+      b,
+      emitPartialsMax(b, func.getArgument(1), spec.statisticsPartials, lane),
+      f32(double(spec.inputQuantization.qmax)));
+  outputScale = arith::DivFOp::create(
+      b,
+      emitPartialsMax(b, func.getArgument(2), spec.statisticsPartials, lane),
+      f32(double(spec.outputQuantization.qmax)));
+  auto isZero = [&](Value v) -> Value {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, v, cst(0));
+  };
+  Value first = arith::AndIOp::create(
+      b,
+      arith::AndIOp::create(
+          b, isZero(tid),
+          isZero(gpu::BlockIdOp::create(b, gpu::Dimension::x))),
+      isZero(gpu::BlockIdOp::create(b, gpu::Dimension::y)));
+  auto op = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    memref::StoreOp::create(b, inputScale, func.getArgument(4), ValueRange{});
+    memref::StoreOp::create(b, outputScale, func.getArgument(6), ValueRange{});
+  }
+  unsigned seed = 7;
+  if (spec.inputQuantization.stochastic)
+    inputKey = buildStochasticKey(b, b.getLoc(), func.getArgument(seed++));
+  if (spec.outputQuantization.stochastic)
+    outputKey = buildStochasticKey(b, b.getLoc(), func.getArgument(seed++));
 }
 
 void LowRankEmitter::storePartials(ArrayRef<Value> stats) {
@@ -232,7 +329,8 @@ void LowRankEmitter::storePartials(ArrayRef<Value> stats) {
       for (int64_t w = 1; w < spec.threads / kWarpSize; ++w)
         m = arith::MaximumFOp::create(
             b, m, memref::LoadOp::create(b, shared, ValueRange{cst(i), cst(w)}));
-      memref::StoreOp::create(b, m, func.getArgument(2 + i),
+      unsigned first = spec.stage == LowRankStage::Project ? 2 : 1;
+      memref::StoreOp::create(b, m, func.getArgument(first + i),
                               ValueRange{partial});
     }
   });
@@ -255,7 +353,9 @@ void LowRankEmitter::emit() {
     channel = arith::SelectOp::create(b, active, channel, cst(0));
   }
 
-  SmallVector<Value> inits(numStatistics(), f32(0));
+  if (spec.stage == LowRankStage::Quantize)
+    loadScales();
+  SmallVector<Value> inits(spec.numStatistics(), f32(0));
   auto loop = scf::ForOp::create(
       b, gpu::BlockIdOp::create(b, gpu::Dimension::y), cst(spec.numItems()),
       gpu::GridDimOp::create(b, gpu::Dimension::y), inits);
@@ -301,13 +401,24 @@ gpu::GPUFuncOp mlir::hot::buildLowRankKernel(OpBuilder &builder, Location loc,
   if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
     return existing;
 
-  Type f32 = builder.getF32Type();
-  SmallVector<Type> argTypes{
-      MemRefType::get({spec.outer, spec.n, spec.inner}, f32),
-      MemRefType::get({spec.outer, spec.projectedSize(), spec.inner}, f32)};
-  int64_t statistics =
-      (spec.inputMaxBlock > 0 ? 1 : 0) + (spec.outputMax ? 1 : 0);
+  Type f32 = builder.getF32Type(), i8 = builder.getI8Type();
+  SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
+  SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(), spec.inner};
+  SmallVector<Type> argTypes{MemRefType::get(inShape, f32)};
+  if (spec.stage == LowRankStage::Project)
+    argTypes.push_back(MemRefType::get(outShape, f32));
+  int64_t statistics = spec.numStatistics();
   argTypes.append(statistics, MemRefType::get({spec.numPartials()}, f32));
+  if (spec.stage == LowRankStage::Quantize) {
+    auto scale = MemRefType::get({}, f32);
+    argTypes.append(2, MemRefType::get({spec.statisticsPartials}, f32));
+    argTypes.append({MemRefType::get(inShape, i8), scale,
+                     MemRefType::get(outShape, i8), scale});
+    for (const LowRankQuantization &q :
+         {spec.inputQuantization, spec.outputQuantization})
+      if (q.stochastic)
+        argTypes.push_back(builder.getI64Type());
+  }
   SmallVector<Type> workgroup;
   if (statistics > 0) {
     auto space = gpu::AddressSpaceAttr::get(builder.getContext(),

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
 using namespace mlir::hot;
@@ -285,5 +286,154 @@ mlir::hot::lowerHadamardToGPU(RewriterBase &rewriter, HadamardOp op,
                         << describeThreads(*spec) << " and block of " << block
                         << " along dim " << transform.dim
                         << ", butterfly in registers in the CPU path's order";
+  return success();
+}
+
+/// `value` (static shape) reshaped to `type` (as many elements): through one
+/// dim, in row-major order.
+static Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                       RankedTensorType type) {
+  auto from = cast<RankedTensorType>(value.getType());
+  if (from == type)
+    return value;
+  if (std::optional<SmallVector<ReassociationIndices>> groups =
+          getReassociationIndicesForCollapse(from.getShape(), type.getShape()))
+    return tensor::CollapseShapeOp::create(b, loc, type, value, *groups);
+  auto flat = RankedTensorType::get({from.getNumElements()},
+                                    from.getElementType());
+  ReassociationIndices all;
+  if (from.getRank() != 1) {
+    all = llvm::to_vector(llvm::seq<int64_t>(0, from.getRank()));
+    value = tensor::CollapseShapeOp::create(b, loc, flat, value,
+                                            ArrayRef<ReassociationIndices>{all});
+  }
+  if (type.getRank() == 1)
+    return value;
+  all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  return tensor::ExpandShapeOp::create(b, loc, type, value,
+                                       ArrayRef<ReassociationIndices>{all});
+}
+
+static LowRankQuantization getQuantization(QuantizeOp op) {
+  return {op.getQMax(), op.getRounding() == Rounding::Stochastic};
+}
+
+LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
+    RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
+    Operation *anchor, const TransformsToGPUOptions &options) {
+  BlockTransform transform{op,
+                           op.getInput(),
+                           int64_t(op.getDim()),
+                           int64_t(op.getBlock()),
+                           getKeptWalshRows(op.getBlock(), op.getRank(),
+                                            op.getSelection()),
+                           cast<RankedTensorType>(op.getType())};
+  std::string reason;
+  FailureOr<LowRankKernelSpec> spec =
+      getBlockTransformSpec(transform, options, reason);
+  ModuleOp module = succeeded(spec) ? getModule(op, reason) : nullptr;
+  if (!module)
+    return rewriter.notifyMatchFailure(op, reason);
+  int64_t hadamardBlock = getQuantizeSource(input, options).block;
+
+  LowRankKernelSpec stats = *spec;
+  stats.stage = LowRankStage::Statistics;
+  stats.inputMaxBlock = hadamardBlock;
+  stats.outputMax = true;
+  stats.gridY = std::clamp<int64_t>(kMaxStatisticsPartials / stats.gridX(), 1,
+                                    stats.numItems());
+  LowRankKernelSpec quantize = *spec;
+  quantize.stage = LowRankStage::Quantize;
+  quantize.inputMaxBlock = hadamardBlock;
+  quantize.statisticsPartials = stats.numPartials();
+  quantize.inputQuantization = getQuantization(input);
+  quantize.outputQuantization = getQuantization(output);
+
+  gpu::GPUModuleOp gpuModule =
+      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
+  Location loc = op.getLoc();
+  gpu::GPUFuncOp statsKernel = buildLowRankKernel(rewriter, loc, gpuModule, stats);
+  gpu::GPUFuncOp quantizeKernel =
+      buildLowRankKernel(rewriter, loc, gpuModule, quantize);
+
+  rewriter.setInsertionPoint(anchor);
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  SmallVector<int64_t> inShape{spec->outer, spec->n, spec->inner};
+  SmallVector<int64_t> outShape{spec->outer, spec->projectedSize(),
+                                spec->inner};
+  Value x3 = reshapeAroundDim(rewriter, loc, op.getInput(), transform.dim,
+                              type.getShape(), inShape, /*toThreeD=*/true);
+  Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
+  Value x = bufferization::ToBufferOp::create(
+      rewriter, loc, MemRefType::get(inShape, f32), x3, /*read_only=*/true);
+  auto allocate = [&](ArrayRef<int64_t> shape, Type element) -> Value {
+    return memref::AllocOp::create(rewriter, loc,
+                                   MemRefType::get(shape, element),
+                                   rewriter.getI64IntegerAttr(64));
+  };
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  auto launch = [&](gpu::GPUFuncOp kernel, const LowRankKernelSpec &spec,
+                    ValueRange args) {
+    gpu::LaunchFuncOp::create(
+        rewriter, loc, kernel,
+        gpu::KernelDim3{index(spec.gridX()), index(spec.gridY), index(1)},
+        gpu::KernelDim3{index(spec.threads), index(1), index(1)},
+        /*dynamicSharedMemorySize=*/Value(), args);
+  };
+  Value inPartials = allocate({stats.numPartials()}, f32);
+  Value outPartials = allocate({stats.numPartials()}, f32);
+  launch(statsKernel, stats, {x, inPartials, outPartials});
+  Value qIn = allocate(inShape, i8), scaleIn = allocate({}, f32);
+  Value qOut = allocate(outShape, i8), scaleOut = allocate({}, f32);
+  SmallVector<Value> args{x,   inPartials, outPartials, qIn,
+                          scaleIn, qOut,   scaleOut};
+  for (QuantizeOp q : {input, output})
+    if (Value seed = q.getSeed())
+      args.push_back(seed);
+  launch(quantizeKernel, quantize, args);
+
+  auto replace = [&](QuantizeOp q, Value qBuffer, Value scale) {
+    auto toTensor = [&](Value buffer) -> Value {
+      auto memref = cast<MemRefType>(buffer.getType());
+      return bufferization::ToTensorOp::create(
+          rewriter, loc,
+          RankedTensorType::get(memref.getShape(), memref.getElementType()),
+          buffer, /*restrict=*/true, /*writable=*/true);
+    };
+    Value values = reshapeTo(rewriter, loc, toTensor(qBuffer),
+                             cast<RankedTensorType>(q.getQ().getType()));
+    rewriter.replaceOp(q, {values, toTensor(scale)});
+  };
+  HadamardOp hadamard = getQuantizeSource(input, options).hadamard;
+  replace(input, qIn, scaleIn);
+  replace(output, qOut, scaleOut);
+  if (hadamard && hadamard->use_empty())
+    rewriter.eraseOp(hadamard);
+  // The projection's result, through its reshapes, fed only the output
+  // quantize.
+  SmallVector<Operation *> dead{op};
+  for (Value v = op.getResult(); v.hasOneUse();) {
+    Operation *user = *v.getUsers().begin();
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
+      break;
+    dead.push_back(user);
+    v = user->getResult(0);
+  }
+  for (Operation *d : llvm::reverse(dead))
+    if (d->use_empty())
+      rewriter.eraseOp(d);
+
+  auto name = [](gpu::GPUFuncOp f) { return f.getName().str(); };
+  mlir::emitRemark(loc)
+      << "lowrank and the per-tensor quantizes of its input's hadamard and "
+         "of its result in two kernels: @"
+      << name(statsKernel) << " (" << describeThreads(*spec)
+      << "; max|hadamard along the channels (block " << hadamardBlock
+      << ")| and max|y|, " << stats.numPartials() << " partials each) then @"
+      << name(quantizeKernel)
+      << " (both scales from the partials; quantizes the hadamard and y, "
+         "which never reaches memory)";
   return success();
 }

@@ -13,11 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "WarpButterfly.h"
+#include "TransformMath.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -88,32 +89,64 @@ static QuantizeOp findOutputQuantize(LowRankOp op,
   return nullptr;
 }
 
-/// Moves `op` and the reshapes that make its input before `anchor`, where
-/// they are after it in its block. Fails, moving nothing, when one of them
-/// is in another block and does not dominate `anchor`.
-static LogicalResult hoistBefore(RewriterBase &rewriter, LowRankOp op,
+/// Whether `op`'s result, through reshapes that nothing else reads, is read
+/// only by `quantize`.
+static bool feedsOnly(LowRankOp op, QuantizeOp quantize) {
+  Value value = op.getResult();
+  while (value.hasOneUse()) {
+    Operation *user = *value.getUsers().begin();
+    if (user == quantize.getOperation())
+      return true;
+    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
+      return false;
+    value = user->getResult(0);
+  }
+  return false;
+}
+
+/// Makes `value` available before `anchor`: moves its defining op there
+/// when it is a pure op of `anchor`'s block after it, its operands first.
+/// Fails when some op on the way is not such an op (what was moved stays
+/// moved: pure ops whose operands dominate their new place).
+static LogicalResult hoistBefore(RewriterBase &rewriter, Value value,
                                  Operation *anchor, DominanceInfo &dominance) {
-  SmallVector<Operation *> chain{op};
-  Value value = op.getInput();
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-      break;
-    chain.push_back(def);
-    value = def->getOperand(0);
-  }
-  if (!dominance.properlyDominates(value, anchor))
+  if (dominance.properlyDominates(value, anchor))
+    return success();
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != anchor->getBlock() || !isPure(def) ||
+      def->getNumRegions() != 0)
     return failure();
-  SmallVector<Operation *> toMove;
-  for (Operation *def : llvm::reverse(chain)) {
-    if (dominance.properlyDominates(def, anchor))
-      continue;
-    if (def->getBlock() != anchor->getBlock())
+  for (Value operand : def->getOperands())
+    if (failed(hoistBefore(rewriter, operand, anchor, dominance)))
       return failure();
-    toMove.push_back(def);
-  }
-  for (Operation *def : toMove)
-    rewriter.moveOpBefore(def, anchor);
+  rewriter.moveOpBefore(def, anchor);
   return success();
+}
+
+/// The earlier of `a` and `b` (same block).
+static Operation *getFirst(Operation *a, Operation *b) {
+  return a->isBeforeInBlock(b) ? a : b;
+}
+
+/// Lowers `op` with `input` and `output` in two kernels (y never stored)
+/// when the IR allows: both quantizes and `op` in one block, `output` the
+/// only reader of `op`'s result, and what the kernels read movable before
+/// the first of them.
+static LogicalResult lowerTogether(RewriterBase &rewriter, LowRankOp op,
+                                   QuantizeOp input, QuantizeOp output,
+                                   const TransformsToGPUOptions &options,
+                                   DominanceInfo &dominance) {
+  Block *block = op->getBlock();
+  if (input->getBlock() != block || output->getBlock() != block ||
+      !feedsOnly(op, output))
+    return failure();
+  Operation *anchor = getFirst(input, op);
+  Value reads[] = {op.getInput(), input.getSeed(), output.getSeed()};
+  for (Value value : reads)
+    if (value && failed(hoistBefore(rewriter, value, anchor, dominance)))
+      return failure();
+  return lowerLowRankAndQuantizesToGPU(rewriter, op, input, output, anchor,
+                                       options);
 }
 
 void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
@@ -123,21 +156,31 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
   module.walk([&](QuantizeOp op) { quantizes.push_back(op); });
 
   // Lowranks first: they compute what the quantizes they share data with
-  // need.
+  // need. `claimed`: quantizes paired with a lowrank (already replaced, or
+  // with their maxima in `computed`).
+  llvm::DenseSet<Operation *> claimed;
   llvm::DenseMap<Operation *, PartialMaxima> computed;
   if (lowRank) {
     SmallVector<LowRankOp> lowRanks;
     module.walk([&](LowRankOp op) { lowRanks.push_back(op); });
     DominanceInfo dominance(module);
-    llvm::DenseSet<Operation *> claimed;
     for (LowRankOp op : lowRanks) {
       QuantizeOp input, output;
       if (hadamardQuantize) {
         input = findInputQuantize(op, quantizes, claimed, options);
         output = findOutputQuantize(op, quantizes, claimed);
       }
+      if (input && output &&
+          succeeded(lowerTogether(rewriter, op, input, output, options,
+                                  dominance))) {
+        claimed.insert(input);
+        claimed.insert(output);
+        continue;
+      }
       // The statistics must exist before the input's quantize runs.
-      if (input && failed(hoistBefore(rewriter, op, input, dominance)))
+      if (input && (input->getBlock() != op->getBlock() ||
+                    failed(hoistBefore(rewriter, op.getResult(), input,
+                                       dominance))))
         input = nullptr;
       LowRankStatistics statistics;
       if (input)
@@ -161,6 +204,8 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
   if (hadamardQuantize) {
     for (QuantizeOp op : quantizes) {
       auto it = computed.find(op);
+      if (it == computed.end() && claimed.contains(op))
+        continue; // Replaced with its lowrank.
       (void)lowerHadamardQuantizeToGPU(
           rewriter, op, options, it == computed.end() ? nullptr : &it->second);
     }

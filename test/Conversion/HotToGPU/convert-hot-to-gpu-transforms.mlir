@@ -284,8 +284,9 @@ func.func @hla_large_block(%x: tensor<128x8xf32>) -> tensor<64x8xf32> {
 
 // A linear layer's gy, read by both backward paths: the gx path quantizes
 // hadamard(gy) per tensor, the gw path projects gy along the tokens and
-// quantizes the projection per tensor. The lowrank kernel (moved before the
-// gx quantize, which needs its statistics) computes both maxima on its way:
+// quantizes the projection per tensor. Here the projection is also a result
+// of the function, so it is stored: the lowrank kernel (moved before the gx
+// quantize, which needs its statistics) computes both maxima on its way:
 // max|hadamard(gy)| with the butterfly across its 4 registers and 4 lanes
 // (shuffles 1 and 2 lanes apart), and max|y|. Each thread block reduces them
 // over its 6 warps in shared memory and stores one partial of each. Neither
@@ -295,7 +296,7 @@ func.func @hla_large_block(%x: tensor<128x8xf32>) -> tensor<64x8xf32> {
 // REMARK: remark: fused hadamard (block 16) + per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic (every warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored, then quantizes one row); butterfly stages below 4 in registers, the others by gpu.shuffle xor; no pass of its own for the max
 // REMARK: remark: fused per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_202x768_b1_v4_w8_p26_q127_stochastic (every warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored, then quantizes one row); no pass of its own for the max
 
-// CHECK-LABEL: func.func @layer_gy
+// CHECK-LABEL: func.func @layer_gy_projection_kept
 //  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
 //       CHECK:   %[[GY:.*]] = tensor.collapse_shape %[[GY3]]
 //       CHECK:   %[[X:.*]] = bufferization.to_buffer %[[GY3]] read_only
@@ -328,8 +329,9 @@ func.func @hla_large_block(%x: tensor<128x8xf32>) -> tensor<64x8xf32> {
 //       CHECK:     memref.load %[[SHARED]]
 //       CHECK:     memref.store %{{.*}}, %arg2[%{{.*}}] : memref<26xf32>
 //       CHECK:     memref.store %{{.*}}, %arg3[%{{.*}}] : memref<26xf32>
-func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
-    -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>) {
+func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
+    -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>,
+        tensor<2x101x768xf32>) {
   %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
       : tensor<2x197x768xf32> into tensor<394x768xf32>
   %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
@@ -343,6 +345,72 @@ func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
   %q2, %s2 = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs
       rounding stochastic seed %seed
       : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<f32>
+  return %q, %s, %q2, %s2, %gyl
+      : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>,
+        tensor<2x101x768xf32>
+}
+
+// -----
+
+// The same layer when nothing else reads the projection: two kernels
+// replace the lowrank and both quantizes, at the first of them. The first
+// computes the two maxima and stores nothing else; the second reduces the
+// partials to both scales and quantizes hadamard(gy) (stochastic index
+// (row * 768 + channel)) and the projection (index (row' * 768 + channel)
+// of the [202, 768] tensor the gw quantize reads), each with its own seed.
+// The projection never reaches memory.
+
+// REMARK: remark: lowrank and the per-tensor quantizes of its input's hadamard and of its result in two kernels: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)| and max|y|, 26 partials each) then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127n_p26 (both scales from the partials; quantizes the hadamard and y, which never reaches memory)
+
+// CHECK-LABEL: func.func @layer_gy
+//  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
+//       CHECK:   %[[X:.*]] = bufferization.to_buffer %[[GY3]] read_only
+//       CHECK:   %[[PIN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26xf32>
+//       CHECK:   %[[POUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
+//  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>)
+//       CHECK:   %[[QIN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x197x768xi8>
+//       CHECK:   %[[SIN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<f32>
+//       CHECK:   %[[QOUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x101x768xi8>
+//       CHECK:   %[[SOUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<f32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127n_p26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
+//  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>, %[[QIN]] : memref<2x197x768xi8>, %[[SIN]] : memref<f32>, %[[QOUT]] : memref<2x101x768xi8>, %[[SOUT]] : memref<f32>, %[[SEED]] : i64)
+//       CHECK:   %[[TIN:.*]] = bufferization.to_tensor %[[QIN]]
+//       CHECK:   tensor.collapse_shape %[[TIN]] {{\[}}[0, 1], [2]] : tensor<2x197x768xi8> into tensor<394x768xi8>
+//       CHECK:   %[[TOUT:.*]] = bufferization.to_tensor %[[QOUT]]
+//       CHECK:   tensor.collapse_shape %[[TOUT]] {{\[}}[0, 1], [2]] : tensor<2x101x768xi8> into tensor<202x768xi8>
+//   CHECK-NOT:   hot.
+//       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26(
+//   CHECK-NOT:     vector.store
+//       CHECK:     gpu.barrier
+//       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127n_p26(
+// Both scales: the partials' max over the warp, over qmax.
+//       CHECK:     memref.load %arg1
+//       CHECK:     arith.divf %{{.*}}, %cst{{.*}} : f32
+//       CHECK:     memref.load %arg2
+//       CHECK:     arith.divf %{{.*}}, %cst{{.*}} : f32
+//       CHECK:     scf.for
+//       CHECK:       vector.load {{.*}} : memref<2x197x768xf32>, vector<4xf32>
+//       CHECK:       gpu.shuffle  xor
+//       CHECK:       math.floor
+//       CHECK:       vector.store {{.*}} : memref<2x197x768xi8>, vector<4xi8>
+//       CHECK:       math.round
+//       CHECK:       vector.store {{.*}} : memref<2x101x768xi8>, vector<4xi8>
+//   CHECK-NOT:     vector.store {{.*}}xf32>
+func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
+    -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>) {
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
+      : tensor<2x197x768xf32> into tensor<394x768xf32>
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<f32>
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
+      : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]]
+      : tensor<2x101x768xf32> into tensor<202x768xf32>
+  %q2, %s2 = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs
+      rounding nearest : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<f32>
   return %q, %s, %q2, %s2
       : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>
 }

@@ -23,8 +23,22 @@
 // PTX-NOT: shfl
 // PTX: ld.global.v4
 // PTX: st.global.v4
-// The lowrank kernel that also computes the gx and gw quantizes' maxima:
-// the channel butterfly's shuffles, the warp maxima, one barrier.
+// The gy of a layer whose projection only the gw quantize reads: a kernel
+// of the two maxima (the channel butterfly's shuffles, the warp maxima, one
+// barrier, no stores but the partials), then one that quantizes both.
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26(
+// PTX: ld.global.v4
+// PTX: shfl.sync.bfly.b32
+// PTX: max.NaN.f32
+// PTX: bar.sync
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127s_p26(
+// PTX: ld.global.v4.b32
+// PTX: shfl.sync.bfly.b32
+// PTX: div.rn.f32
+// PTX: cvt.rmi.f32.f32
+// PTX: st.global.b32
+// The same when the projection is also returned: the lowrank kernel stores
+// it and the maxima, and the quantizes read its partials.
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26(
 // PTX: ld.global.v4
 // PTX: shfl.sync.bfly.b32
@@ -100,6 +114,12 @@
 // CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: Compiling entry function
 // CHECK-NOT: error
 
@@ -132,9 +152,29 @@ func.func @w_sawb(%w: tensor<768x3072xf32>) -> (tensor<768x3072xi8>, tensor<f32>
   return %q, %s : tensor<768x3072xi8>, tensor<f32>
 }
 
-func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %w: tensor<768x64xf32>, %seed: i64)
+func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
+    -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>) {
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
+      : tensor<2x197x768xf32> into tensor<394x768xf32>
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<f32>
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
+      : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]]
+      : tensor<2x101x768xf32> into tensor<202x768xf32>
+  %q2, %s2 = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<f32>
+  return %q, %s, %q2, %s2
+      : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>
+}
+
+func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>,
+    %w: tensor<768x64xf32>, %seed: i64)
     -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>,
-        tensor<768x64xf32>) {
+        tensor<2x101x768xf32>, tensor<768x64xf32>) {
   %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
       : tensor<2x197x768xf32> into tensor<394x768xf32>
   %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
@@ -149,7 +189,7 @@ func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %w: tensor<768x64xf32>, %seed: 
       rounding stochastic seed %seed
       : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<f32>
   %wh = hot.hadamard %w along 0 block 16 : tensor<768x64xf32>
-  return %q, %s, %q2, %s2, %wh
+  return %q, %s, %q2, %s2, %gyl, %wh
       : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>,
-        tensor<768x64xf32>
+        tensor<2x101x768xf32>, tensor<768x64xf32>
 }

@@ -1,10 +1,11 @@
-//===- WarpButterfly.h - Block Hadamard butterflies in GPU kernels -*- C++ -*-//
+//===- TransformMath.h - Arithmetic shared by the transform kernels -*- C++ -*-//
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
-// The pieces the transform kernels share: the block butterfly of
-// docs/numerics.md over values held in registers and across the lanes of a
-// warp, and warp-wide maxima.
+// The pieces the transform kernels share, each exactly the operations of
+// docs/numerics.md: the block butterfly over values held in registers and
+// across the lanes of a warp, warp-wide maxima, and the quantization of one
+// value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,19 @@ Value emitAbsMax(ImplicitLocOpBuilder &b, ArrayRef<Value> v, Value acc);
 /// arith.maximumf of `value` over the 32 lanes of the warp (a butterfly
 /// reduction: every lane gets the result).
 Value emitWarpMax(ImplicitLocOpBuilder &b, Value value);
+
+/// arith.maximumf of the `count` values of `partials` (a memref of f32),
+/// in every lane of the warp: lane l reads l, l + 32, ..., then a warp
+/// reduction.
+Value emitPartialsMax(ImplicitLocOpBuilder &b, Value partials, int64_t count,
+                      Value lane);
+
+/// The i8 quantization of `y` with `scale` to [-qmax, qmax]: v = y / scale,
+/// then floor(v + u) with u the uniform of (`key`, `index`) when `key` is
+/// set (stochastic rounding; `index` is the element's i32 index), else
+/// round half away from zero; NaN gives 0.
+Value emitQuantizeValue(ImplicitLocOpBuilder &b, Value y, Value scale,
+                        int64_t qmax, Value key, Value index);
 
 } // namespace mlir::hot
 

@@ -1,14 +1,17 @@
-//===- WarpButterfly.cpp - Block Hadamard butterflies in GPU kernels ------===//
+//===- TransformMath.cpp - Arithmetic shared by the transform kernels -----===//
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
 //===----------------------------------------------------------------------===//
 
-#include "WarpButterfly.h"
+#include "TransformMath.h"
+#include "hot/Conversion/HotToLinalg.h"
 #include "hot/Dialect/Hot/Walsh.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -73,4 +76,45 @@ Value mlir::hot::emitWarpMax(ImplicitLocOpBuilder &b, Value value) {
     value = arith::MaximumFOp::create(b, value, other);
   }
   return value;
+}
+
+Value mlir::hot::emitPartialsMax(ImplicitLocOpBuilder &b, Value partials,
+                                 int64_t count, Value lane) {
+  Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+  auto loop = scf::ForOp::create(b, lane, arith::ConstantIndexOp::create(b, count),
+                                 arith::ConstantIndexOp::create(b, kWarpSize),
+                                 ValueRange{zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value partial =
+        memref::LoadOp::create(b, partials, ValueRange{loop.getInductionVar()});
+    scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
+                                b, loop.getRegionIterArgs()[0], partial)));
+  }
+  return emitWarpMax(b, loop.getResult(0));
+}
+
+Value mlir::hot::emitQuantizeValue(ImplicitLocOpBuilder &b, Value y,
+                                   Value scale, int64_t qmax, Value key,
+                                   Value index) {
+  auto f32 = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
+  };
+  Value v = arith::DivFOp::create(b, y, scale);
+  Value rounded;
+  if (key) {
+    Value u = buildStochasticUniform(b, b.getLoc(), key, index);
+    rounded = math::FloorOp::create(b, arith::AddFOp::create(b, v, u));
+  } else {
+    // Half away from zero, as math.round on the CPU path.
+    rounded = math::RoundOp::create(b, v);
+  }
+  Value clamped = arith::MinimumFOp::create(
+      b, arith::MaximumFOp::create(b, rounded, f32(-double(qmax))),
+      f32(double(qmax)));
+  Value isNaN =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, rounded, rounded);
+  Value safe = arith::SelectOp::create(b, isNaN, f32(0), clamped);
+  return arith::FPToSIOp::create(b, b.getI8Type(), safe);
 }
