@@ -195,21 +195,27 @@ def main():
                     f"kernel = {remark.split(': ', 1)[1]}\n"
                     f"needs = {' '.join(needs)}\n")
                 print(f"export.py: {so.name} {so.stat().st_size} bytes")
-            name = f"layer_{layer}"
-            so = out / f"{name}.so"
-            needs = lower(args, layer_module(name, o, i),
-                          ["--hot-rewrite-backward-matmuls=remarks=false",
-                           lower_to_nvvm], so, tmp)
-            (out / f"{name}.txt").write_text(
-                f"# one layer's backward (gx, gw) rewritten by "
-                f"hot-rewrite-backward-matmuls (defaults), lowered by "
-                f"hot-opt {lower_to_nvvm}\n"
-                f"kind = layer\nlayer = {layer}\n"
-                f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
-                f"batch = {BATCH}\ntokens = {TOKENS}\n"
-                f"out = {o}\nin = {i}\n"
-                f"needs = {' '.join(needs)}\n")
-            print(f"export.py: {so.name} {so.stat().st_size} bytes")
+            # As hot-lower-to-nvvm generates it, and with share-statistics=0
+            # (every per-tensor quantize's max in a pass of its own): what
+            # sharing the lowrank kernel's statistics saves, in one run.
+            for suffix, extra in (("", ""), ("_unshared",
+                                             " share-statistics=0")):
+                name = f"layer_{layer}{suffix}"
+                so = out / f"{name}.so"
+                pipeline = lower_to_nvvm + extra
+                needs = lower(args, layer_module(name, o, i),
+                              ["--hot-rewrite-backward-matmuls=remarks=false",
+                               pipeline], so, tmp)
+                (out / f"{name}.txt").write_text(
+                    f"# one layer's backward (gx, gw) rewritten by "
+                    f"hot-rewrite-backward-matmuls (defaults), lowered by "
+                    f"hot-opt {pipeline}\n"
+                    f"kind = layer\nlayer = {layer}\n"
+                    f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
+                    f"batch = {BATCH}\ntokens = {TOKENS}\n"
+                    f"out = {o}\nin = {i}\n"
+                    f"needs = {' '.join(needs)}\n")
+                print(f"export.py: {so.name} {so.stat().st_size} bytes")
             for granularity, suffix in (("per_row", ""),
                                         ("per_tensor", "_tensor")):
                 name = f"hq_{layer}{suffix}"

@@ -120,19 +120,24 @@ int main(int argc, char **argv) {
     for (const HotModule *hq : findHotModules(modules, "hq", layer.name))
       for (Row &r : runHotQuantize(hq, copyGBs))
         rows.push_back(r);
-    const HotModule *m = findHotModule(modules, "layer", layer.name);
-    if (!m) {
+    // As generated, and (the _unshared module) with every per-tensor
+    // quantize's max in a pass of its own.
+    std::vector<const HotModule *> layerModules =
+        findHotModules(modules, "layer", layer.name);
+    if (layerModules.empty()) {
       Shape s{group.c_str(), tokens, layer.in, layer.out};
       rows.push_back(notBuilt(s));
       continue;
     }
-    for (Row r : runHotLayer(m, group.c_str())) {
-      char ratio[96];
-      std::snprintf(ratio, sizeof(ratio), "; vs FP32 %.2fx, TF32 %.2fx, BF16 %.2fx",
-                    floatMs[0] / r.ms, floatMs[1] / r.ms, floatMs[2] / r.ms);
-      r.note += ratio;
-      rows.push_back(r);
-    }
+    for (const HotModule *m : layerModules)
+      for (Row r : runHotLayer(m, group.c_str())) {
+        char ratio[96];
+        std::snprintf(ratio, sizeof(ratio),
+                      "; vs FP32 %.2fx, TF32 %.2fx, BF16 %.2fx",
+                      floatMs[0] / r.ms, floatMs[1] / r.ms, floatMs[2] / r.ms);
+        r.note += ratio;
+        rows.push_back(r);
+      }
   }
   destroyLibraries(libs);
   printTable(rows);

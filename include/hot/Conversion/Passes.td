@@ -127,11 +127,28 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     one warp adds them in row order, as docs/numerics.md defines. With
     `lowrank` (default), an f32 `hot.lowrank` becomes a kernel with one thread
     per channel and token block that runs the butterfly in registers and
-    stores the kept rows. Both are bit-identical to convert-hot-to-linalg.
+    stores the kept rows; each thread owns up to 4 consecutive channels
+    (vector accesses) and thread blocks loop over (sample, token block)
+    items. A `hot.hadamard` that no quantize kernel fuses (along dim 0, or
+    wider than a warp) becomes the same kernel with every row kept. All are
+    bit-identical to convert-hot-to-linalg.
+
+    With `share-statistics` (default), a per-tensor maxabs quantize gets no
+    pass of its own over its data when a lowrank reads or writes that data:
+    in a linear layer's backward, the gx path's `quantize(hadamard(gy))` and
+    the gw path's `quantize(lowrank(gy))` both read gy. The lowrank kernel
+    then also computes max|hadamard(x)| along the channels (the butterfly
+    across registers and neighbouring lanes) and max|y|, one partial per
+    thread block, and the quantize kernels reduce those partials instead of
+    running absmax kernels. When nothing but its quantize reads the
+    lowrank's result, two kernels replace the lowrank and both quantizes: a
+    statistics kernel, then one that quantizes hadamard(x) and y with the
+    CPU path's stochastic-rounding indices, so y never reaches memory. The
+    lowrank (and the reshapes and seeds it needs) moves before the first of
+    the quantizes when it comes later in the block.
+
     `per_col` quantizes and lowranks with blocks over 32 stay for the generic
-    path; a hadamard along dim 0 or with a block wider than a warp is not
-    fused (it stays a separate op and the kernel quantizes its result); a
-    remark says why in each case.
+    path; a remark says why in each case.
 
     Host side, operands become `bufferization.to_buffer`s, the result a
     `memref.alloc` read back with `bufferization.to_tensor restrict writable`,
@@ -206,8 +223,14 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "Lower maxabs per_row / per_tensor hot.quantize (fused with a "
            "hot.hadamard along dim 1 feeding it) to warp-shuffle kernels">,
     Option<"lowRank", "lowrank", "bool", /*default=*/"true",
-           "Lower f32 hot.lowrank (block <= 32) to a register-butterfly "
-           "kernel">,
+           "Lower f32 hot.lowrank and unfused hot.hadamard (block <= 32) to "
+           "a register-butterfly kernel">,
+    Option<"shareStatistics", "share-statistics", "bool",
+           /*default=*/"true",
+           "Let a lowrank kernel compute the maxima of the per-tensor "
+           "quantizes that read its input (through a hadamard) or its "
+           "result, and quantize both itself when nothing else reads its "
+           "result (with hadamard-quantize and lowrank)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

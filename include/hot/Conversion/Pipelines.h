@@ -94,6 +94,12 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
       *this, "lowrank",
       llvm::cl::desc("lowrank kernels (else the generic linalg mapping)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> shareStatistics{
+      *this, "share-statistics",
+      llvm::cl::desc("lowrank kernels compute the maxima of the per-tensor "
+                     "quantizes that share their data (and quantize both "
+                     "when nothing else reads the projection)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Emit _mlir_ciface_ wrappers (memref descriptors passed "

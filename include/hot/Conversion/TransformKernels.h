@@ -167,6 +167,9 @@ struct TransformsToGPUOptions {
   int64_t maxHadamardBlock = 128;
   /// Largest HLA block (the whole block lives in one thread's registers).
   int64_t maxLowRankBlock = 32;
+  /// Whether lowrank kernels compute the statistics of the quantizes that
+  /// share their data (lowerTransformsToGPU).
+  bool shareStatistics = true;
 };
 
 /// Partial maxima of |values| that a kernel computes for the per-tensor

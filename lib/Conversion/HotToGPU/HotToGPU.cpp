@@ -92,8 +92,10 @@ struct ConvertHotToGPUPass
 
     // The transforms after the products: a product's s4 decision reads the
     // hot.quantize that feeds it. Ops left here go the generic path.
-    lowerTransformsToGPU(rewriter, module, TransformsToGPUOptions(),
-                         hadamardQuantize, lowRank);
+    TransformsToGPUOptions transforms;
+    transforms.shareStatistics = shareStatistics;
+    lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
+                         lowRank);
   }
 };
 

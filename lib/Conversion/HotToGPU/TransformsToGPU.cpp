@@ -166,7 +166,7 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
     DominanceInfo dominance(module);
     for (LowRankOp op : lowRanks) {
       QuantizeOp input, output;
-      if (hadamardQuantize) {
+      if (hadamardQuantize && options.shareStatistics) {
         input = findInputQuantize(op, quantizes, claimed, options);
         output = findOutputQuantize(op, quantizes, claimed);
       }

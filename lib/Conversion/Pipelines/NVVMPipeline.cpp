@@ -50,6 +50,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.wgmma = options.wgmma;
   kernels.hadamardQuantize = options.hadamardQuantize;
   kernels.lowRank = options.lowRank;
+  kernels.shareStatistics = options.shareStatistics;
   pm.addPass(createConvertHotToGPUPass(kernels));
 
   // Everything else: linalg on tensors, buffers, parallel loops mapped to

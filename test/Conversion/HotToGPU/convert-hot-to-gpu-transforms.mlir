@@ -5,6 +5,9 @@
 // RUN: hot-opt %s --split-input-file \
 // RUN:   --convert-hot-to-gpu="hadamard-quantize=false lowrank=false" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OFF
+// RUN: hot-opt %s --split-input-file \
+// RUN:   --convert-hot-to-gpu="share-statistics=false" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=UNSHARED
 
 // The gx path's gy: hadamard along the rows (block 16) + per_row stochastic
 // 4-bit quantize: one kernel, one warp per row. With 4 floats per lane, the
@@ -361,6 +364,12 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // The projection never reaches memory.
 
 // REMARK: remark: lowrank and the per-tensor quantizes of its input's hadamard and of its result in two kernels: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)| and max|y|, 26 partials each) then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127n_p26 (both scales from the partials; quantizes the hadamard and y, which never reaches memory)
+
+// With share-statistics=false: the lowrank kernel and two absmax + quantize
+// pairs, each absmax a pass of its own.
+// UNSHARED: remark: lowrank kernel @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192: 4 consecutive
+// UNSHARED: remark: fused hadamard (block 16) + per_tensor quantize: two kernels, @hot_hadamard_absmax_394x768_b16_v4_w8_p400
+// UNSHARED: remark: fused per_tensor quantize: two kernels, @hot_hadamard_absmax_202x768_b1_v4_w8_p208
 
 // CHECK-LABEL: func.func @layer_gy
 //  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
