@@ -162,3 +162,14 @@ func.func @gy(%gy3: {g3}, %w: {w}, %seed: i64)
   return %q, %s, %ql, %sl, %wh{kept} : {q2}, tensor<f32>, {ql}, tensor<f32>, {w}{kept_type}
 }}
 """
+
+
+def _per_col_module(m, n, bits, rounding):
+    """quantize (per_col, maxabs) of a [m, n] f32 input: per-channel maxima, scales and the
+    quantize as three kernels."""
+    t, q, s = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}xi8>", f"tensor<{n}xf32>"
+    seed = " seed %seed" if rounding == "stochastic" else ""
+    return (f"func.func @q(%x: {t}, %seed: i64) -> ({q}, {s}) {{\n"
+            f"  %q, %s = hot.quantize %x bits {bits} granularity per_col scale maxabs"
+            f" rounding {rounding}{seed} : {t} -> {q}, {s}\n"
+            f"  return %q, %s : {q}, {s}\n}}\n")

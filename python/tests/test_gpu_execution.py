@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from gpu_cases import (COLS, MODULE, OUT, ROWS, SHAPES, _arch_specific_chip, _chip,
-                       _int_matmul_module, _sawb_module, _shared_gy_module, compile_gpu,
-                       device_or_skip)
+                       _int_matmul_module, _per_col_module, _sawb_module, _shared_gy_module,
+                       compile_gpu, device_or_skip)
 from hot import reference
 
 
@@ -182,3 +182,24 @@ def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, b
     np.testing.assert_array_equal(q, q_ref)
     np.testing.assert_array_equal(ql, ql_ref)
     _same_bits(wh, reference.hadamard(w, 0, block))
+
+
+@pytest.mark.parametrize("rounding", ["nearest", "stochastic"])
+@pytest.mark.parametrize("m,n", [(1, 4), (37, 100), (5, 6), (300, 7), (64, 768)])
+def test_per_col_quantize_on_gpu(device, tmp_path, m, n, rounding):
+    """per_col maxabs quantize (LQS's per-output-channel gw scales): per-channel maxima (4, 2 or
+    1 channels a thread by the column count), the scales, then the quantize; a zero column
+    (scale 0, q 0), a column with a NaN (scale NaN, q 0) and one with an Inf."""
+    gpu = compile_gpu(_per_col_module(m, n, 8 if m % 2 else 4, rounding), _chip(device),
+                      tmp_path)
+    rng = np.random.default_rng([m, n])
+    x = (rng.standard_normal((m, n)) * 10.0 ** rng.uniform(-2, 2, (1, n))).astype(np.float32)
+    x[:, 0] = 0
+    if n > 2:
+        x[m // 2, 1] = np.nan
+        x[0, 2] = np.inf
+    q, s = gpu.q(x, 99)
+    q_ref, s_ref = reference.quantize(x, 8 if m % 2 else 4, "per_col", "maxabs", rounding, 99)
+    np.testing.assert_array_equal(np.isnan(s), np.isnan(s_ref))
+    _same_bits(np.nan_to_num(s), np.nan_to_num(s_ref))
+    np.testing.assert_array_equal(q, q_ref)

@@ -72,37 +72,51 @@ buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
 enum class LowRankStage {
   /// Stores the projection y, and the statistics it is asked for.
   Project,
-  /// Only the statistics (both): y is computed, not stored.
+  /// Only the statistics: y is computed, not stored.
   Statistics,
-  /// Reduces the Statistics kernel's partials to two per-tensor scales, then
-  /// quantizes hadamard(x) (block inputMaxBlock) and y with them; y itself
-  /// is not stored.
+  /// Reduces a Statistics kernel's per-channel partials of y to y's
+  /// per-channel scales (one thread per `vectorWidth` channels).
+  Scales,
+  /// Quantizes hadamard(x) (with inputMaxBlock > 0) and y: per-tensor
+  /// scales from a Statistics kernel's partials, per-channel ones from a
+  /// Scales kernel. y itself is not stored.
   Quantize,
 };
 
-/// How the Quantize stage rounds one of its two results.
+/// The maximum of |y| a lowrank kernel computes (Project, Statistics), or
+/// the granularity of y's scales (Quantize).
+enum class OutputMax {
+  None,
+  /// One over all of y: per_tensor.
+  Tensor,
+  /// One per channel (a column of the [outer * n', inner] view): per_col.
+  Column,
+};
+
+/// How the Quantize stage rounds one of its results.
 struct LowRankQuantization {
   int64_t qmax = 127;
   bool stochastic = false;
 };
 
 /// A `[outer, n, inner]` f32 input projected along its middle dim (the
-/// tokens of a sample; inner = channels): a `hot.lowrank`, or a
-/// `hot.hadamard` (all `block` rows kept in order, no tail). Each thread owns
-/// `vectorWidth` consecutive channels of one block of `block` tokens at a
-/// time, runs the butterfly along the tokens in registers, scales and stores
-/// the `rows.size()` kept coefficients; the `n mod block` tail tokens are
-/// copied. Thread blocks loop over the (sample, token block) items with a
-/// stride of `gridY`.
+/// tokens of a sample; inner = channels): a `hot.lowrank`, a `hot.hadamard`
+/// (all `block` rows kept in order, no tail), or (block 1) the input itself.
+/// Each thread owns `vectorWidth` consecutive channels of one block of
+/// `block` tokens at a time, runs the butterfly along the tokens in
+/// registers, scales and stores the `rows.size()` kept coefficients; the
+/// `n mod block` tail tokens are copied. Thread blocks loop over the
+/// (sample, token block) items with a stride of `gridY`.
 ///
-/// The kernel can also compute the statistics of per-tensor maxabs
-/// quantizations of the same data, which then need no pass of their own:
-/// with `inputMaxBlock` = h > 0, max|hadamard(x as [outer * n, inner], along
-/// 1, block h)| (h = 1: max|x|; the butterfly runs across the channels of
-/// neighbouring lanes); with `outputMax`, max|y|. Each thread block stores
-/// one partial maximum of each (`numPartials()` in all). When both
+/// The kernel can also compute the statistics of maxabs quantizations of
+/// the same data, which then need no pass of their own: with
+/// `inputMaxBlock` = h > 0, max|hadamard(x as [outer * n, inner], along 1,
+/// block h)| (h = 1: max|x|; the butterfly runs across the channels of
+/// neighbouring lanes), one partial per thread block (`numPartials()`);
+/// with `outputMax`, max|y| (Tensor: one partial per thread block; Column:
+/// a row of per-channel partials per block row, [gridY][inner]). When the
 /// quantizations are all that reads y, a Statistics kernel and a Quantize
-/// kernel replace the projection and both quantize kernels: y never reaches
+/// kernel replace the projection and the quantize kernels: y never reaches
 /// memory.
 struct LowRankKernelSpec {
   LowRankStage stage = LowRankStage::Project;
@@ -115,13 +129,14 @@ struct LowRankKernelSpec {
   int64_t threads = 256;
   /// Thread blocks along y.
   int64_t gridY = 1;
-  /// Fused statistics (see above); 0 / false: none. The Quantize stage
-  /// reads `inputMaxBlock` as the block of the transform it quantizes.
+  /// Statistics (see above); 0 / None: none. The Quantize stage reads them
+  /// as what it quantizes: hadamard(x) with this block, and y per tensor or
+  /// per channel.
   int64_t inputMaxBlock = 0;
-  bool outputMax = false;
-  /// Quantize stage: the partials of the Statistics kernel, and the
+  OutputMax outputMax = OutputMax::None;
+  /// Quantize stage: the Statistics kernel's gridY (same gridX), and the
   /// rounding of hadamard(x) and of y.
-  int64_t statisticsPartials = 0;
+  int64_t statisticsGridY = 0;
   LowRankQuantization inputQuantization, outputQuantization;
 
   int64_t numBlocks() const { return n / block; }
@@ -134,26 +149,28 @@ struct LowRankKernelSpec {
   int64_t numItems() const { return outer * blockRows(); }
   /// Thread blocks along x (along the channels).
   int64_t gridX() const;
-  /// Maxima the kernel stores partials of.
-  int64_t numStatistics() const {
-    if (stage == LowRankStage::Quantize)
-      return 0;
-    return (inputMaxBlock > 0 ? 1 : 0) + (outputMax ? 1 : 0);
+  bool hasStatistics() const {
+    return (stage == LowRankStage::Project ||
+            stage == LowRankStage::Statistics) &&
+           (inputMaxBlock > 0 || outputMax != OutputMax::None);
   }
-  bool hasStatistics() const { return numStatistics() > 0; }
+  /// Per-tensor partials of a Project or Statistics kernel.
   int64_t numPartials() const { return gridX() * gridY; }
   std::string getKernelName() const;
 };
 
 /// Builds (or finds) the kernel of `spec` in `module`. Arguments: x
-/// memref<outer x n x inner x f32>, then for Project y memref<outer x n' x
-/// inner x f32>; for Project and Statistics, memref<numPartials() x f32>
-/// partial maxima of the input's transform (with inputMaxBlock) and of the
-/// output (with outputMax); for Quantize, the two partials
-/// memref<statisticsPartials x f32>, q of the input memref<outer x n x inner
-/// x i8> and its scale memref<f32>, q of the output memref<outer x n' x inner
-/// x i8> and its scale, then the seed (i64) of each stochastic rounding.
-/// Launch it on a grid of gridX() x gridY blocks of `threads` threads.
+/// memref<outer x n x inner x f32>; Project: y memref<outer x n' x inner x
+/// f32>; Project and Statistics: the partials of the input's statistic
+/// (memref<numPartials() x f32>) and of the output's (the same, or
+/// memref<gridY x inner x f32> per channel); Scales: the per-channel
+/// partials (memref<statisticsGridY x inner x f32>) and the scales
+/// memref<inner x f32> (no x); Quantize: [the input's partials, its q
+/// memref<outer x n x inner x i8> and scale memref<f32>,] per tensor the
+/// output's partials, its q memref<outer x n' x inner x i8> and scales
+/// (memref<f32> written, or memref<inner x f32> read), then the seed (i64)
+/// of each stochastic rounding. Launch it on a grid of gridX() x gridY
+/// blocks of `threads` threads.
 gpu::GPUFuncOp buildLowRankKernel(OpBuilder &builder, Location loc,
                                   gpu::GPUModuleOp module,
                                   const LowRankKernelSpec &spec);
@@ -222,16 +239,25 @@ LogicalResult lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
                                 const TransformsToGPUOptions &options,
                                 LowRankStatistics *statistics = nullptr);
 
-/// Replaces `op`, `input` (a per-tensor maxabs quantize of the same data
-/// with rows of op's channels, through a hadamard along them that fits a
-/// warp) and `output` (the per-tensor maxabs quantize of op's result, its
-/// only reader through reshapes) by two kernels inserted before `anchor`: a
-/// Statistics and a Quantize LowRankKernelSpec. Every value they read must
-/// dominate `anchor`, and `anchor` must dominate both quantizes. Fails,
+/// Replaces `op`, `input` (null, or a per-tensor maxabs quantize of the same
+/// data with rows of op's channels, through a hadamard along them that fits
+/// a warp) and `output` (the per-tensor or per_col maxabs quantize of op's
+/// result, its only reader through reshapes; per_col with columns = op's
+/// channels) by kernels inserted before `anchor`: Statistics, (per_col)
+/// Scales and Quantize LowRankKernelSpecs. Every value they read must
+/// dominate `anchor`, and `anchor` must dominate the quantizes. Fails,
 /// changing nothing, where the lowrank cannot become a kernel.
 LogicalResult lowerLowRankAndQuantizesToGPU(
     RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
     Operation *anchor, const TransformsToGPUOptions &options);
+
+/// Replaces `op` (a per_col maxabs quantize of a static f32 matrix) by the
+/// kernels of lowerLowRankAndQuantizesToGPU on its input as [1, M, N] with
+/// block 1: per-channel maxima, scales, then the quantize. Fails with a
+/// remark otherwise.
+LogicalResult lowerPerColumnQuantizeToGPU(RewriterBase &rewriter,
+                                          QuantizeOp op,
+                                          const TransformsToGPUOptions &options);
 
 /// Replaces `op` (f32, static shape, block <= maxLowRankBlock) by a launch of
 /// the kernel of buildLowRankKernel with every row kept. Fails with a remark

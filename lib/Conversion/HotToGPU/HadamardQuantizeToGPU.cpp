@@ -83,9 +83,12 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     return rewriter.notifyMatchFailure(op, why);
   };
   Granularity granularity = op.getGranularity();
-  if (granularity == Granularity::PerCol)
-    return leave("per_col scales reduce across rows, and the fused kernel "
-                 "gives each warp whole rows");
+  if (granularity == Granularity::PerCol) {
+    if (op.getScaleMode() == ScaleMode::Sawb)
+      return leave("per_col sawb scales have no kernel (per_col maxabs "
+                   "does)");
+    return lowerPerColumnQuantizeToGPU(rewriter, op, options);
+  }
   auto type = cast<RankedTensorType>(op.getInput().getType());
   if (!type.hasStaticShape() || type.getNumElements() == 0)
     return leave("the kernel is specialized to static, non-empty shapes");

@@ -15,12 +15,14 @@
 // Items with c == n / block (only when there is a tail) copy the tail tokens
 // unchanged.
 //
-// Fused statistics: the max|y| of the output, and the max|hadamard(x)| of
-// the input along its channels (the rows of the [outer * n, inner] view),
-// whose butterfly runs across the V registers and the neighbouring lanes
-// that hold a block's channels. Each thread block reduces them over its
-// warps through shared memory and stores one partial of each, which a
-// per-tensor quantize kernel then reduces to its scale.
+// Statistics: max|y| (over all of y, or per channel) and max|hadamard(x)|
+// along the channels (the rows of the [outer * n, inner] view), whose
+// butterfly runs across the V registers and the neighbouring lanes that hold
+// a block's channels. Per-tensor maxima are reduced over the thread block's
+// warps through shared memory into one partial per block; per-channel ones
+// are stored per block row. The Quantize stage reduces a Statistics
+// kernel's partials to the scales and quantizes with the CPU path's
+// rounding, hash indices included.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,42 +56,125 @@ static bool keepsAllRows(const LowRankKernelSpec &spec) {
   return true;
 }
 
+static StringRef getOutputMaxName(OutputMax max) {
+  switch (max) {
+  case OutputMax::None:
+    return "";
+  case OutputMax::Tensor:
+    return "tensor";
+  case OutputMax::Column:
+    return "col";
+  }
+  llvm_unreachable("unknown OutputMax");
+}
+
 std::string LowRankKernelSpec::getKernelName() const {
   std::string name;
   llvm::raw_string_ostream os(name);
   bool hadamard = keepsAllRows(*this);
-  os << (hadamard ? "hot_block_hadamard_" : "hot_lowrank_") << outer << "x"
-     << n << "x" << inner << "_b" << block;
+  if (block == 1)
+    os << "hot_matrix_" << outer * n << "x" << inner;
+  else
+    os << (hadamard ? "hot_block_hadamard_" : "hot_lowrank_") << outer << "x"
+       << n << "x" << inner << "_b" << block;
   if (!hadamard) {
     os << "_k";
     for (int64_t row : rows)
       os << "_" << row;
   }
   os << "_v" << vectorWidth << "_t" << threads;
+  auto rounding = [&](const LowRankQuantization &q) {
+    os << "_q" << q.qmax << (q.stochastic ? "s" : "n");
+  };
   switch (stage) {
   case LowRankStage::Project:
     break;
   case LowRankStage::Statistics:
     os << "_stats";
     break;
+  case LowRankStage::Scales:
+    os << "_scales_q" << outputQuantization.qmax << "_g" << statisticsGridY;
+    return name;
   case LowRankStage::Quantize:
-    os << "_quantize_in" << inputMaxBlock << "_q" << inputQuantization.qmax
-       << (inputQuantization.stochastic ? "s" : "n") << "_out_q"
-       << outputQuantization.qmax
-       << (outputQuantization.stochastic ? "s" : "n") << "_p"
-       << statisticsPartials;
+    os << "_quantize";
+    if (inputMaxBlock > 0) {
+      os << "_in" << inputMaxBlock;
+      rounding(inputQuantization);
+    }
+    os << "_out_" << getOutputMaxName(outputMax);
+    rounding(outputQuantization);
+    os << "_g" << statisticsGridY;
     return name;
   }
   if (inputMaxBlock > 0)
     os << "_inmax" << inputMaxBlock;
-  if (outputMax)
-    os << "_outmax";
+  if (outputMax != OutputMax::None)
+    os << "_outmax" << (outputMax == OutputMax::Column ? "col" : "");
   if (hasStatistics())
     os << "_p" << numPartials();
   return name;
 }
 
 namespace {
+
+/// The kernel's arguments: their types and the position of each (-1:
+/// absent).
+struct LowRankArgs {
+  SmallVector<Type> types;
+  int y = -1, inPartials = -1, outPartials = -1, qIn = -1, scaleIn = -1,
+      qOut = -1, scaleOut = -1, seedIn = -1, seedOut = -1;
+
+  explicit LowRankArgs(OpBuilder &b, const LowRankKernelSpec &spec) {
+    Type f32 = b.getF32Type(), i8 = b.getI8Type();
+    SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
+    SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(),
+                                  spec.inner};
+    auto add = [&](int &position, Type type) {
+      position = types.size();
+      types.push_back(type);
+    };
+    bool quantizes = spec.stage == LowRankStage::Quantize;
+    // Partials of the Statistics kernel (Quantize, Scales) or of this one.
+    int64_t rows = spec.stage == LowRankStage::Project ||
+                           spec.stage == LowRankStage::Statistics
+                       ? spec.gridY
+                       : spec.statisticsGridY;
+    auto columnPartials = MemRefType::get({rows, spec.inner}, f32);
+    auto columnScales = MemRefType::get({spec.inner}, f32);
+    if (spec.stage == LowRankStage::Scales) {
+      add(outPartials, columnPartials);
+      add(scaleOut, columnScales);
+      return;
+    }
+    int x;
+    add(x, MemRefType::get(inShape, f32));
+    if (spec.stage == LowRankStage::Project)
+      add(y, MemRefType::get(outShape, f32));
+    auto tensorPartials = MemRefType::get({spec.gridX() * rows}, f32);
+    if (spec.inputMaxBlock > 0) {
+      add(inPartials, tensorPartials);
+      if (quantizes) {
+        add(qIn, MemRefType::get(inShape, i8));
+        add(scaleIn, MemRefType::get({}, f32));
+      }
+    }
+    if (spec.outputMax != OutputMax::None) {
+      bool column = spec.outputMax == OutputMax::Column;
+      // Quantize per channel reads the Scales kernel's scales instead.
+      if (!(quantizes && column))
+        add(outPartials, column ? columnPartials : tensorPartials);
+      if (quantizes) {
+        add(qOut, MemRefType::get(outShape, i8));
+        add(scaleOut, column ? columnScales : MemRefType::get({}, f32));
+      }
+    }
+    if (quantizes && spec.inputMaxBlock > 0 &&
+        spec.inputQuantization.stochastic)
+      add(seedIn, b.getI64Type());
+    if (quantizes && spec.outputQuantization.stochastic)
+      add(seedOut, b.getI64Type());
+  }
+};
 
 /// A token row of one item: its index along the tokens (n, or n' for the
 /// output), and the thread's V values.
@@ -98,12 +183,32 @@ struct TokenRow {
   SmallVector<Value> values;
 };
 
+/// The running statistics of a thread: max|hadamard(x)| (or null), and
+/// max|y| (one value, one per channel, or none).
+struct Statistics {
+  Value in;
+  SmallVector<Value> out;
+
+  SmallVector<Value> flatten() const {
+    SmallVector<Value> all;
+    if (in)
+      all.push_back(in);
+    llvm::append_range(all, out);
+    return all;
+  }
+  void assign(const Statistics &shape, ValueRange values) {
+    size_t next = 0;
+    in = shape.in ? values[next++] : Value();
+    out.assign(values.begin() + next, values.begin() + next + shape.out.size());
+  }
+};
+
 /// Emits the body of one kernel.
 class LowRankEmitter {
 public:
   LowRankEmitter(ImplicitLocOpBuilder &b, const LowRankKernelSpec &spec,
-                 gpu::GPUFuncOp func)
-      : b(b), spec(spec), func(func) {}
+                 gpu::GPUFuncOp func, const LowRankArgs &args)
+      : b(b), spec(spec), func(func), args(args) {}
 
   void emit();
 
@@ -112,31 +217,36 @@ private:
   Value f32(double v) {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
   }
+  Value arg(int position) { return func.getArgument(position); }
   /// The thread's V values of `token` of sample `s` (zeros where the
   /// thread's channels are past `inner`).
   SmallVector<Value> load(Value s, Value token);
-  /// Stores `values` (f32 or i8) at `buffer`[s, row, channels], guarded by
-  /// the channel bound.
-  void store(ArrayRef<Value> values, Value buffer, Value s, Value row);
-  /// One item: token block `c` of sample `s` (the tail when `tail`). Takes
-  /// and returns the running statistics.
-  SmallVector<Value> emitItem(bool tail, Value s, Value c,
-                              SmallVector<Value> stats);
+  /// Stores `values` (f32 or i8) at `buffer`[indices..., channels], guarded
+  /// by the channel bound.
+  void store(ArrayRef<Value> values, Value buffer, ValueRange indices);
+  /// One item: token block `c` of sample `s` (the tail when `tail`).
+  Statistics emitItem(bool tail, Value s, Value c, Statistics stats);
   /// The Quantize stage's i8 values of `row` of sample `s` of an
-  /// [outer, rows, inner] tensor, with `scale`.
+  /// [outer, rows, inner] tensor, with `scales` (one, or one per value).
   SmallVector<Value> quantize(const TokenRow &row, Value s, int64_t rows,
-                              Value scale, int64_t qmax, Value key);
-  /// Reduces each statistic over the thread block and stores its partial.
-  void storePartials(ArrayRef<Value> stats);
-  /// The Quantize stage's scales from the partials (thread 0 of block 0
-  /// stores them) and stochastic keys.
+                              ArrayRef<Value> scales, int64_t qmax,
+                              Value key);
+  /// Stores the block's partials of `stats`.
+  void storePartials(const Statistics &stats);
+  /// The Quantize stage's scales (per tensor from the partials: thread 0 of
+  /// block (0, 0) stores them; per channel from the Scales kernel) and keys.
   void loadScales();
+  /// The Scales stage: the thread's channels' maxima over the partials'
+  /// rows, over qmax.
+  void emitScales();
 
   ImplicitLocOpBuilder &b;
   const LowRankKernelSpec &spec;
   gpu::GPUFuncOp func;
+  const LowRankArgs &args;
   Value tid, lane, channel, active;
-  Value inputScale, outputScale, inputKey, outputKey;
+  Value inScale, inKey, outKey;
+  SmallVector<Value> outScales;
 };
 
 } // namespace
@@ -144,8 +254,7 @@ private:
 SmallVector<Value> LowRankEmitter::load(Value s, Value token) {
   int64_t width = spec.vectorWidth;
   auto load = vector::LoadOp::create(b, VectorType::get({width}, b.getF32Type()),
-                                     func.getArgument(0),
-                                     ValueRange{s, token, channel});
+                                     arg(0), ValueRange{s, token, channel});
   load.setAlignment(uint64_t(4 * width));
   SmallVector<Value> v;
   for (int64_t e = 0; e < width; ++e) {
@@ -157,14 +266,15 @@ SmallVector<Value> LowRankEmitter::load(Value s, Value token) {
   return v;
 }
 
-void LowRankEmitter::store(ArrayRef<Value> values, Value buffer, Value s,
-                           Value row) {
+void LowRankEmitter::store(ArrayRef<Value> values, Value buffer,
+                           ValueRange indices) {
   auto emitStore = [&] {
     Type type = values[0].getType();
     Value packed = vector::FromElementsOp::create(
         b, VectorType::get({spec.vectorWidth}, type), values);
-    auto op = vector::StoreOp::create(b, packed, buffer,
-                                      ValueRange{s, row, channel});
+    SmallVector<Value> at(indices);
+    at.push_back(channel);
+    auto op = vector::StoreOp::create(b, packed, buffer, at);
     op.setAlignment(
         uint64_t(spec.vectorWidth * type.getIntOrFloatBitWidth() / 8));
   };
@@ -177,7 +287,8 @@ void LowRankEmitter::store(ArrayRef<Value> values, Value buffer, Value s,
 }
 
 SmallVector<Value> LowRankEmitter::quantize(const TokenRow &row, Value s,
-                                            int64_t rows, Value scale,
+                                            int64_t rows,
+                                            ArrayRef<Value> scales,
                                             int64_t qmax, Value key) {
   Value linear;
   if (key) {
@@ -196,13 +307,14 @@ SmallVector<Value> LowRankEmitter::quantize(const TokenRow &row, Value s,
       index = arith::AddIOp::create(
           b, linear,
           arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(e))));
+    Value scale = scales.size() == 1 ? scales[0] : scales[e];
     qs.push_back(emitQuantizeValue(b, y, scale, qmax, key, index));
   }
   return qs;
 }
 
-SmallVector<Value> LowRankEmitter::emitItem(bool tail, Value s, Value c,
-                                            SmallVector<Value> stats) {
+Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
+                                    Statistics stats) {
   int64_t rank = spec.rows.size();
   // The input's token rows, and the output's (the kept coefficients, or the
   // tail copied).
@@ -235,47 +347,46 @@ SmallVector<Value> LowRankEmitter::emitItem(bool tail, Value s, Value c,
   }
 
   bool quantizes = spec.stage == LowRankStage::Quantize;
-  int64_t next = 0;
   if (spec.inputMaxBlock > 0) {
     // hadamard(x) along the channels, one token row at a time.
     for (const TokenRow &row : in) {
       TokenRow transformed = row;
       emitBlockButterfly(b, transformed.values, spec.inputMaxBlock, lane);
       if (quantizes)
-        store(quantize(transformed, s, spec.n, inputScale,
-                       spec.inputQuantization.qmax, inputKey),
-              func.getArgument(3), s, row.index);
+        store(quantize(transformed, s, spec.n, inScale,
+                       spec.inputQuantization.qmax, inKey),
+              arg(args.qIn), {s, row.index});
       else
-        stats[next] = emitAbsMax(b, transformed.values, stats[next]);
+        stats.in = emitAbsMax(b, transformed.values, stats.in);
     }
-    ++next;
   }
   for (const TokenRow &row : out) {
     if (quantizes) {
-      store(quantize(row, s, spec.projectedSize(), outputScale,
-                     spec.outputQuantization.qmax, outputKey),
-            func.getArgument(5), s, row.index);
+      store(quantize(row, s, spec.projectedSize(), outScales,
+                     spec.outputQuantization.qmax, outKey),
+            arg(args.qOut), {s, row.index});
       continue;
     }
-    if (spec.outputMax)
-      stats[next] = emitAbsMax(b, row.values, stats[next]);
+    if (spec.outputMax == OutputMax::Tensor)
+      stats.out[0] = emitAbsMax(b, row.values, stats.out[0]);
+    if (spec.outputMax == OutputMax::Column)
+      for (auto [e, value] : llvm::enumerate(row.values))
+        stats.out[e] = emitAbsMax(b, value, stats.out[e]);
     if (spec.stage == LowRankStage::Project)
-      store(row.values, func.getArgument(1), s, row.index);
+      store(row.values, arg(args.y), {s, row.index});
   }
   return stats;
 }
 
 void LowRankEmitter::loadScales() {
-  inputScale = arith::DivFOp::create(
-      b,
-      emitPartialsMax(b, func.getArgument(1), spec.statisticsPartials, lane),
-      f32(double(spec.inputQuantization.qmax)));
-  outputScale = arith::DivFOp::create(
-      b,
-      emitPartialsMax(b, func.getArgument(2), spec.statisticsPartials, lane),
-      f32(double(spec.outputQuantization.qmax)));
   auto isZero = [&](Value v) -> Value {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, v, cst(0));
+  };
+  auto ifThen = [&](Value cond, function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(op.thenBlock());
+    body();
   };
   Value first = arith::AndIOp::create(
       b,
@@ -283,55 +394,106 @@ void LowRankEmitter::loadScales() {
           b, isZero(tid),
           isZero(gpu::BlockIdOp::create(b, gpu::Dimension::x))),
       isZero(gpu::BlockIdOp::create(b, gpu::Dimension::y)));
-  auto op = scf::IfOp::create(b, first, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    memref::StoreOp::create(b, inputScale, func.getArgument(4), ValueRange{});
-    memref::StoreOp::create(b, outputScale, func.getArgument(6), ValueRange{});
+  int64_t tensorPartials = spec.gridX() * spec.statisticsGridY;
+  auto tensorScale = [&](int position, int64_t qmax) -> Value {
+    return arith::DivFOp::create(
+        b, emitPartialsMax(b, arg(position), tensorPartials, lane),
+        f32(double(qmax)));
+  };
+  if (spec.inputMaxBlock > 0)
+    inScale = tensorScale(args.inPartials, spec.inputQuantization.qmax);
+  int64_t outQmax = spec.outputQuantization.qmax;
+  if (spec.outputMax == OutputMax::Tensor) {
+    outScales = {tensorScale(args.outPartials, outQmax)};
+  } else {
+    // Computed by the Scales kernel.
+    auto scales = vector::LoadOp::create(
+        b, VectorType::get({spec.vectorWidth}, b.getF32Type()),
+        arg(args.scaleOut), ValueRange{channel});
+    scales.setAlignment(uint64_t(4 * spec.vectorWidth));
+    for (int64_t e = 0; e < spec.vectorWidth; ++e)
+      outScales.push_back(
+          vector::ExtractOp::create(b, scales, ArrayRef<int64_t>{e}));
   }
-  unsigned seed = 7;
-  if (spec.inputQuantization.stochastic)
-    inputKey = buildStochasticKey(b, b.getLoc(), func.getArgument(seed++));
-  if (spec.outputQuantization.stochastic)
-    outputKey = buildStochasticKey(b, b.getLoc(), func.getArgument(seed++));
+  ifThen(first, [&] {
+    if (inScale)
+      memref::StoreOp::create(b, inScale, arg(args.scaleIn), ValueRange{});
+    if (spec.outputMax == OutputMax::Tensor)
+      memref::StoreOp::create(b, outScales[0], arg(args.scaleOut),
+                              ValueRange{});
+  });
+  if (args.seedIn >= 0)
+    inKey = buildStochasticKey(b, b.getLoc(), arg(args.seedIn));
+  if (args.seedOut >= 0)
+    outKey = buildStochasticKey(b, b.getLoc(), arg(args.seedOut));
 }
 
-void LowRankEmitter::storePartials(ArrayRef<Value> stats) {
-  Value warp = arith::DivUIOp::create(b, tid, cst(kWarpSize));
-  Value shared = func.getWorkgroupAttributions()[0];
+void LowRankEmitter::emitScales() {
+  int64_t width = spec.vectorWidth;
+  auto loop = scf::ForOp::create(b, cst(0), cst(spec.statisticsGridY), cst(1),
+                                 SmallVector<Value>(width, f32(0)));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    auto partial = vector::LoadOp::create(
+        b, VectorType::get({width}, b.getF32Type()), arg(args.outPartials),
+        ValueRange{loop.getInductionVar(), channel});
+    partial.setAlignment(uint64_t(4 * width));
+    SmallVector<Value> maxima;
+    for (int64_t e = 0; e < width; ++e)
+      maxima.push_back(arith::MaximumFOp::create(
+          b, loop.getRegionIterArgs()[e],
+          vector::ExtractOp::create(b, partial, ArrayRef<int64_t>{e})));
+    scf::YieldOp::create(b, maxima);
+  }
+  SmallVector<Value> scales;
+  for (Value max : loop.getResults())
+    scales.push_back(arith::DivFOp::create(
+        b, max, f32(double(spec.outputQuantization.qmax))));
+  store(scales, arg(args.scaleOut), {});
+}
+
+void LowRankEmitter::storePartials(const Statistics &stats) {
   auto ifThen = [&](Value cond, function_ref<void()> body) {
     auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(op.thenBlock());
     body();
   };
+  Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
+  Value blockY = gpu::BlockIdOp::create(b, gpu::Dimension::y);
+  // Per channel: the thread's own row of partials.
+  if (spec.outputMax == OutputMax::Column)
+    store(stats.out, arg(args.outPartials), {blockY});
+
+  // Per tensor: reduced over the block's warps.
+  SmallVector<std::pair<Value, int>> reduced;
+  if (stats.in)
+    reduced.push_back({stats.in, args.inPartials});
+  if (spec.outputMax == OutputMax::Tensor)
+    reduced.push_back({stats.out[0], args.outPartials});
+  if (reduced.empty())
+    return;
+  Value warp = arith::DivUIOp::create(b, tid, cst(kWarpSize));
+  Value shared = func.getWorkgroupAttributions()[0];
   SmallVector<Value> warpMaxes;
-  for (Value stat : stats)
+  for (auto [stat, position] : reduced)
     warpMaxes.push_back(emitWarpMax(b, stat));
-  Value laneZero =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cst(0));
-  ifThen(laneZero, [&] {
-    for (auto [i, m] : llvm::enumerate(warpMaxes))
-      memref::StoreOp::create(b, m, shared, ValueRange{cst(i), warp});
-  });
+  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cst(0)),
+         [&] {
+           for (auto [i, m] : llvm::enumerate(warpMaxes))
+             memref::StoreOp::create(b, m, shared, ValueRange{cst(i), warp});
+         });
   gpu::BarrierOp::create(b);
-  Value threadZero =
-      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0));
-  ifThen(threadZero, [&] {
+  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)), [&] {
     Value partial = arith::AddIOp::create(
-        b,
-        arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::y),
-                              cst(spec.gridX())),
-        gpu::BlockIdOp::create(b, gpu::Dimension::x));
-    for (int64_t i = 0; i < int64_t(stats.size()); ++i) {
+        b, arith::MulIOp::create(b, blockY, cst(spec.gridX())), blockX);
+    for (auto [i, entry] : llvm::enumerate(reduced)) {
       Value m = memref::LoadOp::create(b, shared, ValueRange{cst(i), cst(0)});
       for (int64_t w = 1; w < spec.threads / kWarpSize; ++w)
         m = arith::MaximumFOp::create(
             b, m, memref::LoadOp::create(b, shared, ValueRange{cst(i), cst(w)}));
-      unsigned first = spec.stage == LowRankStage::Project ? 2 : 1;
-      memref::StoreOp::create(b, m, func.getArgument(first + i),
-                              ValueRange{partial});
+      memref::StoreOp::create(b, m, arg(entry.second), ValueRange{partial});
     }
   });
 }
@@ -353,26 +515,44 @@ void LowRankEmitter::emit() {
     channel = arith::SelectOp::create(b, active, channel, cst(0));
   }
 
+  if (spec.stage == LowRankStage::Scales) {
+    emitScales();
+    gpu::ReturnOp::create(b);
+    return;
+  }
   if (spec.stage == LowRankStage::Quantize)
     loadScales();
-  SmallVector<Value> inits(spec.numStatistics(), f32(0));
+  // The running statistics start at +0 (|values| are never below).
+  Statistics init;
+  if (spec.hasStatistics()) {
+    if (spec.inputMaxBlock > 0)
+      init.in = f32(0);
+    if (spec.outputMax == OutputMax::Tensor)
+      init.out = {f32(0)};
+    if (spec.outputMax == OutputMax::Column)
+      init.out.assign(spec.vectorWidth, f32(0));
+  }
   auto loop = scf::ForOp::create(
       b, gpu::BlockIdOp::create(b, gpu::Dimension::y), cst(spec.numItems()),
-      gpu::GridDimOp::create(b, gpu::Dimension::y), inits);
+      gpu::GridDimOp::create(b, gpu::Dimension::y), init.flatten());
+  Statistics stats;
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value item = loop.getInductionVar();
     Value s = arith::DivUIOp::create(b, item, cst(spec.blockRows()));
     Value c = arith::RemUIOp::create(b, item, cst(spec.blockRows()));
-    SmallVector<Value> stats(loop.getRegionIterArgs());
+    Statistics carried;
+    carried.assign(init, loop.getRegionIterArgs());
+    SmallVector<Value> results;
     if (spec.tail() == 0) {
-      stats = emitItem(/*tail=*/false, s, c, stats);
+      results = emitItem(/*tail=*/false, s, c, carried).flatten();
     } else {
       // Uniform per thread block: a full token block, or the tail.
       Value isBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
                                             cst(spec.numBlocks()));
-      auto branch = scf::IfOp::create(b, TypeRange(ValueRange(stats)),
+      SmallVector<Value> types = carried.flatten();
+      auto branch = scf::IfOp::create(b, TypeRange(ValueRange(types)),
                                       isBlock, /*withElseRegion=*/true);
       for (bool tail : {false, true}) {
         OpBuilder::InsertionGuard inner(b);
@@ -380,17 +560,18 @@ void LowRankEmitter::emit() {
         b.setInsertionPointToEnd(block);
         if (!block->empty())
           b.setInsertionPoint(block->getTerminator());
-        SmallVector<Value> results = emitItem(tail, s, c, stats);
-        if (!results.empty())
-          scf::YieldOp::create(b, results);
+        SmallVector<Value> yielded = emitItem(tail, s, c, carried).flatten();
+        if (!yielded.empty())
+          scf::YieldOp::create(b, yielded);
       }
-      stats = SmallVector<Value>(branch.getResults());
+      results = SmallVector<Value>(branch.getResults());
     }
-    if (!stats.empty())
-      scf::YieldOp::create(b, stats);
+    if (!results.empty())
+      scf::YieldOp::create(b, results);
   }
+  stats.assign(init, loop.getResults());
   if (spec.hasStatistics())
-    storePartials(SmallVector<Value>(loop.getResults()));
+    storePartials(stats);
   gpu::ReturnOp::create(b);
 }
 
@@ -401,36 +582,24 @@ gpu::GPUFuncOp mlir::hot::buildLowRankKernel(OpBuilder &builder, Location loc,
   if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
     return existing;
 
-  Type f32 = builder.getF32Type(), i8 = builder.getI8Type();
-  SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
-  SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(), spec.inner};
-  SmallVector<Type> argTypes{MemRefType::get(inShape, f32)};
-  if (spec.stage == LowRankStage::Project)
-    argTypes.push_back(MemRefType::get(outShape, f32));
-  int64_t statistics = spec.numStatistics();
-  argTypes.append(statistics, MemRefType::get({spec.numPartials()}, f32));
-  if (spec.stage == LowRankStage::Quantize) {
-    auto scale = MemRefType::get({}, f32);
-    argTypes.append(2, MemRefType::get({spec.statisticsPartials}, f32));
-    argTypes.append({MemRefType::get(inShape, i8), scale,
-                     MemRefType::get(outShape, i8), scale});
-    for (const LowRankQuantization &q :
-         {spec.inputQuantization, spec.outputQuantization})
-      if (q.stochastic)
-        argTypes.push_back(builder.getI64Type());
-  }
+  LowRankArgs args(builder, spec);
+  // Shared memory for the per-tensor maxima reduced over the warps.
+  int64_t reduced = spec.hasStatistics()
+                        ? (spec.inputMaxBlock > 0 ? 1 : 0) +
+                              (spec.outputMax == OutputMax::Tensor ? 1 : 0)
+                        : 0;
   SmallVector<Type> workgroup;
-  if (statistics > 0) {
+  if (reduced > 0) {
     auto space = gpu::AddressSpaceAttr::get(builder.getContext(),
                                             gpu::AddressSpace::Workgroup);
-    workgroup.push_back(
-        MemRefType::get({statistics, spec.threads / kWarpSize}, f32,
-                        MemRefLayoutAttrInterface(), space));
+    workgroup.push_back(MemRefType::get({reduced, spec.threads / kWarpSize},
+                                        builder.getF32Type(),
+                                        MemRefLayoutAttrInterface(), space));
   }
-  auto func = createKernelFunc(builder, loc, module, name, argTypes, workgroup,
-                               spec.threads);
+  auto func = createKernelFunc(builder, loc, module, name, args.types,
+                               workgroup, spec.threads);
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());
-  LowRankEmitter(b, spec, func).emit();
+  LowRankEmitter(b, spec, func, args).emit();
   return func;
 }

@@ -122,7 +122,7 @@ static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
     };
     if (spec.inputMaxBlock > 0)
       addPartials(statistics->input);
-    if (spec.outputMax)
+    if (spec.outputMax != OutputMax::None)
       addPartials(statistics->output);
   }
   auto index = [&](int64_t v) -> Value {
@@ -225,7 +225,8 @@ mlir::hot::lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
   }
   if (statistics) {
     spec->inputMaxBlock = statistics->inputMaxBlock;
-    spec->outputMax = statistics->outputMax;
+    spec->outputMax =
+        statistics->outputMax ? OutputMax::Tensor : OutputMax::None;
     // Thread blocks loop over items, so that the partials stay few.
     spec->gridY = std::clamp<int64_t>(
         kMaxStatisticsPartials / spec->gridX(), 1, spec->numItems());
@@ -251,7 +252,7 @@ mlir::hot::lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
                          std::to_string(spec->inputMaxBlock) + ")"
                    : std::string("x"))
            << "| of a per-tensor quantize of the same data";
-  if (spec->outputMax)
+  if (spec->outputMax != OutputMax::None)
     remark << "; also the max|y| of the per-tensor quantize of its result";
   if (spec->hasStatistics())
     remark << " (" << spec->numPartials() << " partials each)";
@@ -318,50 +319,58 @@ static LowRankQuantization getQuantization(QuantizeOp op) {
   return {op.getQMax(), op.getRounding() == Rounding::Stochastic};
 }
 
-LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
-    RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
-    Operation *anchor, const TransformsToGPUOptions &options) {
-  BlockTransform transform{op,
-                           op.getInput(),
-                           int64_t(op.getDim()),
-                           int64_t(op.getBlock()),
-                           getKeptWalshRows(op.getBlock(), op.getRank(),
-                                            op.getSelection()),
-                           cast<RankedTensorType>(op.getType())};
+/// Launches the kernels that compute `transform`'s statistics and quantize
+/// with them (see lowerLowRankAndQuantizesToGPU), before `anchor`, and
+/// replaces the quantizes. `input` may be null. Returns the remark.
+static FailureOr<std::string>
+launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
+                    QuantizeOp input, QuantizeOp output, Operation *anchor,
+                    const TransformsToGPUOptions &options) {
+  Operation *op = transform.op;
   std::string reason;
   FailureOr<LowRankKernelSpec> spec =
       getBlockTransformSpec(transform, options, reason);
   ModuleOp module = succeeded(spec) ? getModule(op, reason) : nullptr;
   if (!module)
-    return rewriter.notifyMatchFailure(op, reason);
-  int64_t hadamardBlock = getQuantizeSource(input, options).block;
+    return failure();
+  int64_t hadamardBlock =
+      input ? getQuantizeSource(input, options).block : int64_t(0);
+  bool column = output.getGranularity() == Granularity::PerCol;
 
   LowRankKernelSpec stats = *spec;
   stats.stage = LowRankStage::Statistics;
   stats.inputMaxBlock = hadamardBlock;
-  stats.outputMax = true;
+  stats.outputMax = column ? OutputMax::Column : OutputMax::Tensor;
   stats.gridY = std::clamp<int64_t>(kMaxStatisticsPartials / stats.gridX(), 1,
                                     stats.numItems());
   LowRankKernelSpec quantize = *spec;
   quantize.stage = LowRankStage::Quantize;
   quantize.inputMaxBlock = hadamardBlock;
-  quantize.statisticsPartials = stats.numPartials();
-  quantize.inputQuantization = getQuantization(input);
+  quantize.outputMax = stats.outputMax;
+  quantize.statisticsGridY = stats.gridY;
+  if (input)
+    quantize.inputQuantization = getQuantization(input);
   quantize.outputQuantization = getQuantization(output);
+  LowRankKernelSpec scales = quantize;
+  scales.stage = LowRankStage::Scales;
+  scales.gridY = 1;
 
   gpu::GPUModuleOp gpuModule =
       getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
-  Location loc = op.getLoc();
-  gpu::GPUFuncOp statsKernel = buildLowRankKernel(rewriter, loc, gpuModule, stats);
+  Location loc = op->getLoc();
+  gpu::GPUFuncOp statsKernel =
+      buildLowRankKernel(rewriter, loc, gpuModule, stats);
+  gpu::GPUFuncOp scalesKernel =
+      column ? buildLowRankKernel(rewriter, loc, gpuModule, scales) : nullptr;
   gpu::GPUFuncOp quantizeKernel =
       buildLowRankKernel(rewriter, loc, gpuModule, quantize);
 
   rewriter.setInsertionPoint(anchor);
-  auto type = cast<RankedTensorType>(op.getInput().getType());
+  auto type = cast<RankedTensorType>(transform.input.getType());
   SmallVector<int64_t> inShape{spec->outer, spec->n, spec->inner};
   SmallVector<int64_t> outShape{spec->outer, spec->projectedSize(),
                                 spec->inner};
-  Value x3 = reshapeAroundDim(rewriter, loc, op.getInput(), transform.dim,
+  Value x3 = reshapeAroundDim(rewriter, loc, transform.input, transform.dim,
                               type.getShape(), inShape, /*toThreeD=*/true);
   Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
   Value x = bufferization::ToBufferOp::create(
@@ -382,35 +391,90 @@ LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
         gpu::KernelDim3{index(spec.threads), index(1), index(1)},
         /*dynamicSharedMemorySize=*/Value(), args);
   };
-  Value inPartials = allocate({stats.numPartials()}, f32);
-  Value outPartials = allocate({stats.numPartials()}, f32);
-  launch(statsKernel, stats, {x, inPartials, outPartials});
-  Value qIn = allocate(inShape, i8), scaleIn = allocate({}, f32);
-  Value qOut = allocate(outShape, i8), scaleOut = allocate({}, f32);
-  SmallVector<Value> args{x,   inPartials, outPartials, qIn,
-                          scaleIn, qOut,   scaleOut};
+  SmallVector<Value> statsArgs{x}, quantizeArgs{x};
+  Value qIn, scaleIn;
+  if (input) {
+    Value partials = allocate({stats.numPartials()}, f32);
+    qIn = allocate(inShape, i8);
+    scaleIn = allocate({}, f32);
+    statsArgs.push_back(partials);
+    quantizeArgs.append({partials, qIn, scaleIn});
+  }
+  Value outPartials =
+      column ? allocate({stats.gridY, spec->inner}, f32)
+             : allocate({stats.numPartials()}, f32);
+  statsArgs.push_back(outPartials);
+  Value qOut = allocate(outShape, i8);
+  Value scaleOut = column ? allocate({spec->inner}, f32) : allocate({}, f32);
+  if (!column)
+    quantizeArgs.push_back(outPartials);
+  quantizeArgs.append({qOut, scaleOut});
   for (QuantizeOp q : {input, output})
-    if (Value seed = q.getSeed())
-      args.push_back(seed);
-  launch(quantizeKernel, quantize, args);
+    if (q)
+      if (Value seed = q.getSeed())
+        quantizeArgs.push_back(seed);
+  launch(statsKernel, stats, statsArgs);
+  if (column)
+    launch(scalesKernel, scales, {outPartials, scaleOut});
+  launch(quantizeKernel, quantize, quantizeArgs);
 
+  auto toTensor = [&](Value buffer) -> Value {
+    auto memref = cast<MemRefType>(buffer.getType());
+    return bufferization::ToTensorOp::create(
+        rewriter, loc,
+        RankedTensorType::get(memref.getShape(), memref.getElementType()),
+        buffer, /*restrict=*/true, /*writable=*/true);
+  };
   auto replace = [&](QuantizeOp q, Value qBuffer, Value scale) {
-    auto toTensor = [&](Value buffer) -> Value {
-      auto memref = cast<MemRefType>(buffer.getType());
-      return bufferization::ToTensorOp::create(
-          rewriter, loc,
-          RankedTensorType::get(memref.getShape(), memref.getElementType()),
-          buffer, /*restrict=*/true, /*writable=*/true);
-    };
     Value values = reshapeTo(rewriter, loc, toTensor(qBuffer),
                              cast<RankedTensorType>(q.getQ().getType()));
     rewriter.replaceOp(q, {values, toTensor(scale)});
   };
-  HadamardOp hadamard = getQuantizeSource(input, options).hadamard;
-  replace(input, qIn, scaleIn);
+  if (input) {
+    HadamardOp hadamard = getQuantizeSource(input, options).hadamard;
+    replace(input, qIn, scaleIn);
+    if (hadamard && hadamard->use_empty())
+      rewriter.eraseOp(hadamard);
+  }
   replace(output, qOut, scaleOut);
-  if (hadamard && hadamard->use_empty())
-    rewriter.eraseOp(hadamard);
+
+  std::string remark;
+  llvm::raw_string_ostream os(remark);
+  os << "@" << statsKernel.getName() << " (" << describeThreads(*spec) << "; ";
+  if (input)
+    os << "max|hadamard along the channels (block " << hadamardBlock
+       << ")|, " << stats.numPartials() << " partials; ";
+  if (column)
+    os << "max|" << (transform.block == 1 ? "x" : "y")
+       << "| per channel, a row of partials per block row ("
+       << stats.gridY << ")), @" << scalesKernel.getName()
+       << " (the per-channel scales)";
+  else
+    os << "max|" << (transform.block == 1 ? "x" : "y") << "|, "
+       << stats.numPartials() << " partials)";
+  bool identity = transform.block == 1;
+  os << " then @" << quantizeKernel.getName() << " (quantizes "
+     << (input ? "the hadamard and " : "") << (identity ? "x" : "y")
+     << " with the CPU path's rounding"
+     << (identity ? ")" : "; y never reaches memory)");
+  return remark;
+}
+
+LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
+    RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
+    Operation *anchor, const TransformsToGPUOptions &options) {
+  BlockTransform transform{op,
+                           op.getInput(),
+                           int64_t(op.getDim()),
+                           int64_t(op.getBlock()),
+                           getKeptWalshRows(op.getBlock(), op.getRank(),
+                                            op.getSelection()),
+                           cast<RankedTensorType>(op.getType())};
+  Location loc = op.getLoc();
+  FailureOr<std::string> remark =
+      launchWithQuantizes(rewriter, transform, input, output, anchor, options);
+  if (failed(remark))
+    return failure();
   // The projection's result, through its reshapes, fed only the output
   // quantize.
   SmallVector<Operation *> dead{op};
@@ -424,16 +488,30 @@ LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
   for (Operation *d : llvm::reverse(dead))
     if (d->use_empty())
       rewriter.eraseOp(d);
+  mlir::emitRemark(loc) << "lowrank and the quantizes of "
+                        << (input ? "its input's hadamard and of " : "")
+                        << "its result in one pass over the data after a "
+                           "statistics pass: "
+                        << *remark;
+  return success();
+}
 
-  auto name = [](gpu::GPUFuncOp f) { return f.getName().str(); };
-  mlir::emitRemark(loc)
-      << "lowrank and the per-tensor quantizes of its input's hadamard and "
-         "of its result in two kernels: @"
-      << name(statsKernel) << " (" << describeThreads(*spec)
-      << "; max|hadamard along the channels (block " << hadamardBlock
-      << ")| and max|y|, " << stats.numPartials() << " partials each) then @"
-      << name(quantizeKernel)
-      << " (both scales from the partials; quantizes the hadamard and y, "
-         "which never reaches memory)";
+LogicalResult
+mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
+                                       const TransformsToGPUOptions &options) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  BlockTransform transform{op, op.getInput(), 0, 1, {0}, type};
+  Location loc = op.getLoc();
+  FailureOr<std::string> remark;
+  if (type.hasStaticShape() && type.getNumElements() != 0)
+    remark =
+        launchWithQuantizes(rewriter, transform, nullptr, op, op, options);
+  if (failed(remark)) {
+    mlir::emitRemark(loc) << "per_col quantize left to the generic path: the "
+                             "kernels are specialized to static, non-empty "
+                             "f32 matrices";
+    return failure();
+  }
+  mlir::emitRemark(loc) << "per_col quantize: " << *remark;
   return success();
 }

@@ -77,15 +77,23 @@ static QuantizeOp findInputQuantize(LowRankOp op,
   return nullptr;
 }
 
-/// A per-tensor maxabs quantize (not in `claimed`) of `op`'s result, through
-/// reshapes only.
+/// A maxabs quantize (not in `claimed`) of `op`'s result, through reshapes
+/// only: per tensor, or per column with columns = op's channels.
 static QuantizeOp findOutputQuantize(LowRankOp op,
                                      ArrayRef<QuantizeOp> quantizes,
                                      const llvm::DenseSet<Operation *> &claimed) {
-  for (QuantizeOp quantize : quantizes)
-    if (!claimed.contains(quantize) && isPerTensorMaxAbs(quantize) &&
-        stripReshapes(quantize.getInput()) == op.getResult())
+  for (QuantizeOp quantize : quantizes) {
+    if (claimed.contains(quantize) ||
+        quantize.getScaleMode() != ScaleMode::MaxAbs ||
+        stripReshapes(quantize.getInput()) != op.getResult())
+      continue;
+    if (quantize.getGranularity() == Granularity::PerTensor)
       return quantize;
+    auto type = cast<RankedTensorType>(quantize.getInput().getType());
+    if (quantize.getGranularity() == Granularity::PerCol &&
+        type.getDimSize(1) == getChannels(op))
+      return quantize;
+  }
   return nullptr;
 }
 
@@ -128,20 +136,21 @@ static Operation *getFirst(Operation *a, Operation *b) {
   return a->isBeforeInBlock(b) ? a : b;
 }
 
-/// Lowers `op` with `input` and `output` in two kernels (y never stored)
-/// when the IR allows: both quantizes and `op` in one block, `output` the
-/// only reader of `op`'s result, and what the kernels read movable before
-/// the first of them.
+/// Lowers `op` with `output` (and `input`, when not null) in a statistics
+/// pass and a quantize pass (y never stored) when the IR allows: the
+/// quantizes and `op` in one block, `output` the only reader of `op`'s
+/// result, and what the kernels read movable before the first of them.
 static LogicalResult lowerTogether(RewriterBase &rewriter, LowRankOp op,
                                    QuantizeOp input, QuantizeOp output,
                                    const TransformsToGPUOptions &options,
                                    DominanceInfo &dominance) {
   Block *block = op->getBlock();
-  if (input->getBlock() != block || output->getBlock() != block ||
+  if ((input && input->getBlock() != block) || output->getBlock() != block ||
       !feedsOnly(op, output))
     return failure();
-  Operation *anchor = getFirst(input, op);
-  Value reads[] = {op.getInput(), input.getSeed(), output.getSeed()};
+  Operation *anchor = input ? getFirst(input, op) : op.getOperation();
+  Value reads[] = {op.getInput(), input ? input.getSeed() : Value(),
+                   output.getSeed()};
   for (Value value : reads)
     if (value && failed(hoistBefore(rewriter, value, anchor, dominance)))
       return failure();
@@ -170,13 +179,21 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
         input = findInputQuantize(op, quantizes, claimed, options);
         output = findOutputQuantize(op, quantizes, claimed);
       }
-      if (input && output &&
+      // Both quantizes, or a per_col one (whose scales only a statistics
+      // pass gets): one pass over the data after a statistics pass.
+      bool perColumn =
+          output && output.getGranularity() == Granularity::PerCol;
+      if (output && (input || perColumn) &&
           succeeded(lowerTogether(rewriter, op, input, output, options,
                                   dominance))) {
-        claimed.insert(input);
+        if (input)
+          claimed.insert(input);
         claimed.insert(output);
         continue;
       }
+      // A per_col quantize of the stored projection gets kernels of its own.
+      if (perColumn)
+        output = nullptr;
       // The statistics must exist before the input's quantize runs.
       if (input && (input->getBlock() != op->getBlock() ||
                     failed(hoistBefore(rewriter, op.getResult(), input,

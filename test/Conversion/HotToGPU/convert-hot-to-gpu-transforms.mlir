@@ -106,13 +106,16 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 
 // -----
 
-// Forms left to the generic path, or not fused, each with its reason: a
-// per_col quantize stays generic; a hadamard along dim 0 or with a block wider
-// than a warp stays a separate op, and the kernel quantizes its result. The
-// one along dim 0 becomes the block-transform kernel (every row kept); the
-// one with block 256 is too wide for a thread's registers and stays generic.
+// Forms the warp-per-row kernels do not take, each with its reason. A
+// per_col quantize runs the matrix as [1, rows, cols] through the
+// block-transform kernel with block 1: per-channel maxima (4 channels a
+// thread, a row of partials per block row), a kernel of per-channel scales,
+// then the quantize. A hadamard along dim 0 or with a block wider than a warp
+// stays a separate op, and the kernel quantizes its result; the one along
+// dim 0 becomes the block-transform kernel (every row kept), the one with
+// block 256 is too wide for a thread's registers and stays generic.
 
-// REMARK: remark: quantize left to the generic path: per_col scales reduce across rows
+// REMARK: remark: per_col quantize: @hot_matrix_8x64_v4_t32_stats_outmaxcol_p8 (4 consecutive channels per thread (vector accesses); max|x| per channel, a row of partials per block row (8)), @hot_matrix_8x64_v4_t32_scales_q127_g8 (the per-channel scales) then @hot_matrix_8x64_v4_t32_quantize_out_col_q127s_g8 (quantizes x with the CPU path's rounding)
 // REMARK: remark: hadamard along dim 0 (across rows) does not map onto lanes of one row: not fused, the kernel quantizes its result
 // REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest
 // REMARK: remark: hadamard block 256 spans more than one warp (at most 128 for rows of 256): not fused, the kernel quantizes its result
@@ -121,7 +124,18 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 // REMARK: remark: hadamard left to the generic path: block 256 is larger than the 32 values one thread keeps in registers
 
 // CHECK-LABEL: func.func @left
-//       CHECK:   hot.quantize {{.*}} granularity per_col
+//  CHECK-SAME:   (%[[W:.*]]: tensor<8x64xf32>, %{{.*}}: tensor<8x256xf32>, %[[SEED:.*]]: i64)
+//       CHECK:   %[[WE:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2]] output_shape [1, 8, 64]
+//       CHECK:   %[[WB:.*]] = bufferization.to_buffer %[[WE]] read_only
+//       CHECK:   %[[PART:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x64xf32>
+//       CHECK:   %[[QC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x64xi8>
+//       CHECK:   %[[SC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_stats_outmaxcol_p8 blocks in (%c1{{.*}}, %c8{{.*}}, %c1{{.*}}) threads in (%c32
+//  CHECK-SAME:     args(%[[WB]] : memref<1x8x64xf32>, %[[PART]] : memref<8x64xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_scales_q127_g8
+//  CHECK-SAME:     args(%[[PART]] : memref<8x64xf32>, %[[SC]] : memref<64xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_quantize_out_col_q127s_g8
+//  CHECK-SAME:     args(%[[WB]] : memref<1x8x64xf32>, %[[QC]] : memref<1x8x64xi8>, %[[SC]] : memref<64xf32>, %[[SEED]] : i64)
 //       CHECK:   %[[W0:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<1x8x64xf32> to memref<1x8x64xf32>
 //       CHECK:   %[[H0:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x64xf32>
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_block_hadamard_1x8x64_b4_v4_t32 blocks in (%c1{{.*}}, %c2{{.*}}, %c1{{.*}}) threads in (%c32
@@ -135,6 +149,24 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest {{.*}} args(%[[B1]] : memref<8x256xf32>
 // The 16 lanes past the 64 channels (4 per lane) compute on zeros and store
 // nothing.
+// Per channel: each thread's running maxima of its 4 channels over its
+// rows, stored as its row of partials; the scales kernel reduces a column of
+// partials per channel; the quantize kernel reads its channels' scales.
+//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_stats_outmaxcol_p8(
+//       CHECK:     scf.for {{.*}} -> (f32, f32, f32, f32)
+//  CHECK-COUNT-4:    arith.maximumf
+//       CHECK:     vector.store {{.*}} : memref<8x64xf32>, vector<4xf32>
+//   CHECK-NOT:     gpu.barrier
+//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_scales_q127_g8(
+//       CHECK:     scf.for {{.*}} = %c0{{.*}} to %c8 step %c1{{.*}} iter_args
+//       CHECK:       vector.load {{.*}} : memref<8x64xf32>, vector<4xf32>
+//       CHECK:     arith.divf
+//       CHECK:     vector.store {{.*}} : memref<64xf32>, vector<4xf32>
+//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_quantize_out_col_q127s_g8(
+//       CHECK:     vector.load {{.*}} : memref<64xf32>, vector<4xf32>
+//       CHECK:     scf.for
+//       CHECK:       math.floor
+//       CHECK:       vector.store {{.*}} : memref<1x8x64xi8>, vector<4xi8>
 //       CHECK:   gpu.func @hot_block_hadamard_1x8x64_b4_v4_t32(
 //       CHECK:     %[[ACTIVE:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
 //       CHECK:     arith.select %[[ACTIVE]]
@@ -363,7 +395,7 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // of the [202, 768] tensor the gw quantize reads), each with its own seed.
 // The projection never reaches memory.
 
-// REMARK: remark: lowrank and the per-tensor quantizes of its input's hadamard and of its result in two kernels: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)| and max|y|, 26 partials each) then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127n_p26 (both scales from the partials; quantizes the hadamard and y, which never reaches memory)
+// REMARK: remark: lowrank and the quantizes of its input's hadamard and of its result in one pass over the data after a statistics pass: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)|, 26 partials; max|y|, 26 partials) then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127n_g26 (quantizes the hadamard and y with the CPU path's rounding; y never reaches memory)
 
 // With share-statistics=false: the lowrank kernel and two absmax + quantize
 // pairs, each absmax a pass of its own.
@@ -375,15 +407,15 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 //  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
 //       CHECK:   %[[X:.*]] = bufferization.to_buffer %[[GY3]] read_only
 //       CHECK:   %[[PIN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26xf32>
-//       CHECK:   %[[POUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26xf32>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
-//  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>)
 //       CHECK:   %[[QIN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x197x768xi8>
 //       CHECK:   %[[SIN:.*]] = memref.alloc() {alignment = 64 : i64} : memref<f32>
+//       CHECK:   %[[POUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<26xf32>
 //       CHECK:   %[[QOUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x101x768xi8>
 //       CHECK:   %[[SOUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<f32>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127n_p26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
-//  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>, %[[QIN]] : memref<2x197x768xi8>, %[[SIN]] : memref<f32>, %[[QOUT]] : memref<2x101x768xi8>, %[[SOUT]] : memref<f32>, %[[SEED]] : i64)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
+//  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127n_g26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
+//  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[QIN]] : memref<2x197x768xi8>, %[[SIN]] : memref<f32>, %[[POUT]] : memref<26xf32>, %[[QOUT]] : memref<2x101x768xi8>, %[[SOUT]] : memref<f32>, %[[SEED]] : i64)
 //       CHECK:   %[[TIN:.*]] = bufferization.to_tensor %[[QIN]]
 //       CHECK:   tensor.collapse_shape %[[TIN]] {{\[}}[0, 1], [2]] : tensor<2x197x768xi8> into tensor<394x768xi8>
 //       CHECK:   %[[TOUT:.*]] = bufferization.to_tensor %[[QOUT]]
@@ -392,11 +424,11 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 //       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26(
 //   CHECK-NOT:     vector.store
 //       CHECK:     gpu.barrier
-//       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127n_p26(
+//       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127n_g26(
 // Both scales: the partials' max over the warp, over qmax.
 //       CHECK:     memref.load %arg1
 //       CHECK:     arith.divf %{{.*}}, %cst{{.*}} : f32
-//       CHECK:     memref.load %arg2
+//       CHECK:     memref.load %arg4
 //       CHECK:     arith.divf %{{.*}}, %cst{{.*}} : f32
 //       CHECK:     scf.for
 //       CHECK:       vector.load {{.*}} : memref<2x197x768xf32>, vector<4xf32>

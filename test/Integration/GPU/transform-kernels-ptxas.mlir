@@ -31,11 +31,22 @@
 // PTX: shfl.sync.bfly.b32
 // PTX: max.NaN.f32
 // PTX: bar.sync
-// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_q127s_p26(
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127s_g26(
 // PTX: ld.global.v4.b32
 // PTX: shfl.sync.bfly.b32
 // PTX: div.rn.f32
 // PTX: cvt.rmi.f32.f32
+// PTX: st.global.b32
+// The gw path with LQS's per-channel scales: per-channel maxima, the
+// scales, the quantize.
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_outmaxcol_p26(
+// PTX-NOT: bar.sync
+// PTX: st.global.v4.b32
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_scales_q127_g26(
+// PTX: ld.global.v4
+// PTX: div.rn.f32
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_out_col_q127s_g26(
+// PTX: div.rn.f32
 // PTX: st.global.b32
 // The same when the projection is also returned: the lowrank kernel stores
 // it and the maxima, and the quantizes read its partials.
@@ -81,6 +92,15 @@
 // PTX: ld.global.v4
 // PTX: st.global.v4
 
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -169,6 +189,18 @@ func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
       : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<f32>
   return %q, %s, %q2, %s2
       : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>
+}
+
+func.func @gw_per_col(%gy3: tensor<2x197x768xf32>, %seed: i64)
+    -> (tensor<202x768xi8>, tensor<768xf32>) {
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
+      : tensor<2x197x768xf32> -> tensor<2x101x768xf32>
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]]
+      : tensor<2x101x768xf32> into tensor<202x768xf32>
+  %q, %s = hot.quantize %gyl2 bits 8 granularity per_col scale maxabs
+      rounding stochastic seed %seed
+      : tensor<202x768xf32> -> tensor<202x768xi8>, tensor<768xf32>
+  return %q, %s : tensor<202x768xi8>, tensor<768xf32>
 }
 
 func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>,
