@@ -103,7 +103,15 @@ def short(name):
     if m:
         return f"{m.group(1)} {m.group(2)}"
     m = re.match(r"hot_([a-z_]+?)_(\d+x\d+(?:x\d+)?)", name)
-    return f"{m.group(1)} {m.group(2)}" if m else name
+    if not m:
+        return name
+    # The lowrank family's stage and statistics (see LowRankKernelSpec).
+    stage = re.search(r"_(stats|scales|quantize)(?:_|$)", name)
+    extra = [stage.group(1)] if stage else []
+    extra += [s for s in ("inmax", "outmaxcol", "outmax") if f"_{s}" in name][:1]
+    suffix = f" ({', '.join(extra)})" if extra and m.group(1) in (
+        "lowrank", "matrix", "block_hadamard") else ""
+    return f"{m.group(1)} {m.group(2)}{suffix}"
 
 
 def main(argv=None):

@@ -125,10 +125,10 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     each row's f64 sums in element order (every lane runs the chain, taking
     the values by `gpu.shuffle idx`); per tensor, the row sums are stored and
     one warp adds them in row order, as docs/numerics.md defines. With
-    `lowrank` (default), an f32 `hot.lowrank` becomes a kernel with one thread
-    per channel and token block that runs the butterfly in registers and
-    stores the kept rows; each thread owns up to 4 consecutive channels
-    (vector accesses) and thread blocks loop over (sample, token block)
+    `lowrank` (default), an f32 `hot.lowrank` becomes a kernel in which each
+    thread owns up to 4 consecutive channels (vector accesses) of one token
+    block at a time, runs the butterfly along the tokens in registers and
+    stores the kept rows; thread blocks loop over (sample, token block)
     items. A `hot.hadamard` that no quantize kernel fuses (along dim 0, or
     wider than a warp) becomes the same kernel with every row kept. All are
     bit-identical to convert-hot-to-linalg.
@@ -147,8 +147,15 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     lowrank (and the reshapes and seeds it needs) moves before the first of
     the quantizes when it comes later in the block.
 
-    `per_col` quantizes and lowranks with blocks over 32 stay for the generic
-    path; a remark says why in each case.
+    A `per_col` maxabs quantize (LQS's per-output-channel scales on the gw
+    path) runs the same way: a statistics kernel of per-channel maxima (each
+    thread's channels over its rows, a row of partials per block row), a
+    kernel of the per-channel scales, then the quantize kernel; on the
+    lowrank that produces its input when nothing else reads that, else on
+    the matrix itself as a block-1 transform.
+
+    `per_col` SAWB quantizes and lowranks with blocks over 32 stay for the
+    generic path; a remark says why in each case.
 
     Host side, operands become `bufferization.to_buffer`s, the result a
     `memref.alloc` read back with `bufferization.to_tensor restrict writable`,
@@ -220,8 +227,9 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "it (sm_90a); warp-m and warp-n do not apply to it">,
     Option<"hadamardQuantize", "hadamard-quantize", "bool",
            /*default=*/"true",
-           "Lower maxabs per_row / per_tensor hot.quantize (fused with a "
-           "hot.hadamard along dim 1 feeding it) to warp-shuffle kernels">,
+           "Lower per_row / per_tensor hot.quantize (fused with a "
+           "hot.hadamard along dim 1 feeding it) to warp-shuffle kernels, "
+           "and per_col maxabs ones to per-channel kernels">,
     Option<"lowRank", "lowrank", "bool", /*default=*/"true",
            "Lower f32 hot.lowrank and unfused hot.hadamard (block <= 32) to "
            "a register-butterfly kernel">,
