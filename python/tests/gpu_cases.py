@@ -173,3 +173,23 @@ def _per_col_module(m, n, bits, rounding):
             f"  %q, %s = hot.quantize %x bits {bits} granularity per_col scale maxabs"
             f" rounding {rounding}{seed} : {t} -> {q}, {s}\n"
             f"  return %q, %s : {q}, {s}\n}}\n")
+
+
+def _quantize_pair_module(m, n, block, granularity):
+    """A 2-D layer's gy [m, n] read by both paths without HLA: hadamard along the rows
+    (`block`) + per-tensor stochastic 4-bit quantize (gx), and the 8-bit stochastic quantize of
+    gy itself per tensor or per column (gw): one statistics kernel and one quantize kernel for
+    both (with a scales kernel between them per column)."""
+    t, q = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}xi8>"
+    s = "tensor<f32>" if granularity == "per_tensor" else f"tensor<{n}xf32>"
+    return f"""
+func.func @pair(%gy: {t}, %seed: i64) -> ({q}, tensor<f32>, {q}, {s}) {{
+  %h = hot.hadamard %gy along 1 block {block} : {t}
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs rounding stochastic
+      seed %seed : {t} -> {q}, tensor<f32>
+  %seed2 = arith.addi %seed, %seed : i64
+  %q2, %s2 = hot.quantize %gy bits 8 granularity {granularity} scale maxabs rounding stochastic
+      seed %seed2 : {t} -> {q}, {s}
+  return %q, %s, %q2, %s2 : {q}, tensor<f32>, {q}, {s}
+}}
+"""

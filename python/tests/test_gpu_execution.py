@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from gpu_cases import (COLS, MODULE, OUT, ROWS, SHAPES, _arch_specific_chip, _chip,
-                       _int_matmul_module, _per_col_module, _sawb_module, _shared_gy_module,
-                       compile_gpu, device_or_skip)
+                       _int_matmul_module, _per_col_module, _quantize_pair_module,
+                       _sawb_module, _shared_gy_module, compile_gpu, device_or_skip)
 from hot import reference
 
 
@@ -203,3 +203,24 @@ def test_per_col_quantize_on_gpu(device, tmp_path, m, n, rounding):
     np.testing.assert_array_equal(np.isnan(s), np.isnan(s_ref))
     _same_bits(np.nan_to_num(s), np.nan_to_num(s_ref))
     np.testing.assert_array_equal(q, q_ref)
+
+
+@pytest.mark.parametrize("granularity", ["per_tensor", "per_col"])
+@pytest.mark.parametrize("m,n,block", [(8, 64, 16), (37, 10, 2), (300, 96, 32)])
+def test_quantize_pair_on_gpu(device, tmp_path, m, n, block, granularity):
+    """A 2-D layer's gy quantized for both paths (hadamard + per-tensor INT4 for gx, INT8 per
+    tensor or per column for gw) by one statistics and one quantize kernel, each result with
+    its own seed; 10 columns (2 a thread, lanes past them) and a hadamard block spanning 8
+    lanes."""
+    gpu = compile_gpu(_quantize_pair_module(m, n, block, granularity), _chip(device), tmp_path)
+    rng = np.random.default_rng([m, n, block])
+    gy = (rng.standard_normal((m, n)) * 10.0 ** rng.uniform(-1, 1, (m, 1))).astype(np.float32)
+    seed = 2024
+    q, s, q2, s2 = gpu.pair(gy, seed)
+    q_ref, s_ref = reference.quantize(reference.hadamard(gy, 1, block), 4, "per_tensor",
+                                      "maxabs", "stochastic", seed)
+    q2_ref, s2_ref = reference.quantize(gy, 8, granularity, "maxabs", "stochastic", 2 * seed)
+    _same_bits(s, s_ref)
+    _same_bits(s2, s2_ref)
+    np.testing.assert_array_equal(q, q_ref)
+    np.testing.assert_array_equal(q2, q2_ref)

@@ -251,6 +251,16 @@ LogicalResult lowerLowRankAndQuantizesToGPU(
     RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
     Operation *anchor, const TransformsToGPUOptions &options);
 
+/// Replaces `output` (a per-tensor or per_col maxabs quantize of a static
+/// f32 matrix x) and `input` (a per-tensor maxabs quantize of hadamard(x)
+/// along its rows, through a hadamard that fits a warp, or of x) by the
+/// kernels of lowerLowRankAndQuantizesToGPU on x as [1, M, N] with block 1:
+/// one statistics pass and one quantize pass over x instead of two each.
+/// The same conditions on `anchor`.
+LogicalResult lowerQuantizePairToGPU(RewriterBase &rewriter, QuantizeOp input,
+                                     QuantizeOp output, Operation *anchor,
+                                     const TransformsToGPUOptions &options);
+
 /// Replaces `op` (a per_col maxabs quantize of a static f32 matrix) by the
 /// kernels of lowerLowRankAndQuantizesToGPU on its input as [1, M, N] with
 /// block 1: per-channel maxima, scales, then the quantize. Fails with a

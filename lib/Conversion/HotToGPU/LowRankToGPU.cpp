@@ -515,3 +515,22 @@ mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   mlir::emitRemark(loc) << "per_col quantize: " << *remark;
   return success();
 }
+
+LogicalResult mlir::hot::lowerQuantizePairToGPU(
+    RewriterBase &rewriter, QuantizeOp input, QuantizeOp output,
+    Operation *anchor, const TransformsToGPUOptions &options) {
+  auto type = cast<RankedTensorType>(output.getInput().getType());
+  if (!type.hasStaticShape() || type.getNumElements() == 0)
+    return failure();
+  BlockTransform transform{output, output.getInput(), 0, 1, {0}, type};
+  Location loc = output.getLoc();
+  FailureOr<std::string> remark =
+      launchWithQuantizes(rewriter, transform, input, output, anchor, options);
+  if (failed(remark))
+    return failure();
+  mlir::emitRemark(loc) << "this quantize and the one of the same data's "
+                           "hadamard in one pass over it after a statistics "
+                           "pass: "
+                        << *remark;
+  return success();
+}

@@ -77,6 +77,32 @@ static QuantizeOp findInputQuantize(LowRankOp op,
   return nullptr;
 }
 
+/// Another per-tensor maxabs quantize (not in `claimed`) whose kernel reads
+/// the data of `output`'s input with the same rows, through a hadamard along
+/// them (or none).
+static QuantizeOp findPairedQuantize(QuantizeOp output,
+                                     ArrayRef<QuantizeOp> quantizes,
+                                     const llvm::DenseSet<Operation *> &claimed,
+                                     const TransformsToGPUOptions &options) {
+  auto type = cast<RankedTensorType>(output.getInput().getType());
+  if (!type.hasStaticShape())
+    return nullptr;
+  Value root = stripReshapes(output.getInput());
+  int64_t cols = type.getDimSize(1);
+  int64_t width = cols % 4 == 0 ? 4 : cols % 2 == 0 ? 2 : 1;
+  for (QuantizeOp quantize : quantizes) {
+    if (quantize == output || claimed.contains(quantize) ||
+        !isPerTensorMaxAbs(quantize))
+      continue;
+    QuantizeSource source = getQuantizeSource(quantize, options);
+    auto sourceType = cast<RankedTensorType>(source.source.getType());
+    if (stripReshapes(source.source) == root &&
+        sourceType.getDimSize(1) == cols && source.block <= kWarpSize * width)
+      return quantize;
+  }
+  return nullptr;
+}
+
 /// A maxabs quantize (not in `claimed`) of `op`'s result, through reshapes
 /// only: per tensor, or per column with columns = op's channels.
 static QuantizeOp findOutputQuantize(LowRankOp op,
@@ -214,6 +240,35 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
           continue;
         computed[quantize] = maxima;
         claimed.insert(quantize);
+      }
+    }
+  }
+
+  // Two quantizes of one matrix (without a lowrank between: the gw path of
+  // 2-D layers quantizes gy itself, the gx path its hadamard).
+  if (hadamardQuantize && lowRank && options.shareStatistics) {
+    DominanceInfo dominance(module);
+    for (QuantizeOp output : quantizes) {
+      if (claimed.contains(output) ||
+          output.getScaleMode() != ScaleMode::MaxAbs ||
+          output.getGranularity() == Granularity::PerRow ||
+          output.getInput().getDefiningOp<HadamardOp>())
+        continue;
+      QuantizeOp input = findPairedQuantize(output, quantizes, claimed,
+                                            options);
+      if (!input || input->getBlock() != output->getBlock())
+        continue;
+      Operation *anchor = getFirst(input, output);
+      Value reads[] = {output.getInput(), input.getSeed(), output.getSeed()};
+      if (llvm::any_of(reads, [&](Value value) {
+            return value &&
+                   failed(hoistBefore(rewriter, value, anchor, dominance));
+          }))
+        continue;
+      if (succeeded(lowerQuantizePairToGPU(rewriter, input, output, anchor,
+                                           options))) {
+        claimed.insert(input);
+        claimed.insert(output);
       }
     }
   }

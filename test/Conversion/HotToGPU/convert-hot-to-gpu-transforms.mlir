@@ -490,3 +490,36 @@ func.func @not_shared(%gy3: tensor<2x197x768xf32>, %seed: i64)
   return %gyl, %q, %s, %q2, %s2
       : tensor<2x101x768xf32>, tensor<394x768xi8>, tensor<394xf32>, tensor<788x384xi8>, tensor<f32>
 }
+
+// -----
+
+// A 2-D layer's gy (no HLA): the gx path quantizes its hadamard per tensor,
+// the gw path gy itself per output channel (LQS). One statistics kernel
+// (max|hadamard(gy)| and the per-channel maxima) over gy as [1, 8, 64] with
+// block 1, the per-channel scales, one quantize kernel for both, placed at
+// the first quantize (the second one's seed moves up with it).
+
+// REMARK: remark: this quantize and the one of the same data's hadamard in one pass over it after a statistics pass: @hot_matrix_8x64_v4_t32_stats_inmax16_outmaxcol_p8 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)|, 8 partials; max|x| per channel, a row of partials per block row (8)), @hot_matrix_8x64_v4_t32_scales_q127_g8 (the per-channel scales) then @hot_matrix_8x64_v4_t32_quantize_in16_q7s_out_col_q127s_g8 (quantizes the hadamard and x with the CPU path's rounding)
+
+// CHECK-LABEL: func.func @quantize_pair
+//  CHECK-SAME: (%[[GY:.*]]: tensor<8x64xf32>, %[[SEED:.*]]: i64)
+//       CHECK:   %[[SEED2:.*]] = arith.addi %[[SEED]], %[[SEED]] : i64
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_stats_inmax16_outmaxcol_p8
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_scales_q127_g8
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_quantize_in16_q7s_out_col_q127s_g8
+//  CHECK-SAME:     %[[SEED]] : i64, %[[SEED2]] : i64)
+//   CHECK-NOT:   hot.
+//       CHECK:   return
+func.func @quantize_pair(%gy: tensor<8x64xf32>, %seed: i64)
+    -> (tensor<8x64xi8>, tensor<f32>, tensor<8x64xi8>, tensor<64xf32>) {
+  %h = hot.hadamard %gy along 1 block 16 : tensor<8x64xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<f32>
+  %seed2 = arith.addi %seed, %seed : i64
+  %q2, %s2 = hot.quantize %gy bits 8 granularity per_col scale maxabs
+      rounding stochastic seed %seed2
+      : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<64xf32>
+  return %q, %s, %q2, %s2
+      : tensor<8x64xi8>, tensor<f32>, tensor<8x64xi8>, tensor<64xf32>
+}

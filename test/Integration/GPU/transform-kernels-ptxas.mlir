@@ -56,6 +56,13 @@
 // PTX: max.NaN.f32
 // PTX: st.global.v4
 // PTX: bar.sync
+// A 2-D layer's gy quantized for both paths (gw per channel): block 1.
+// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_stats_inmax16_outmaxcol_p394(
+// PTX: shfl.sync.bfly.b32
+// PTX: bar.sync
+// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_scales_q127_g394(
+// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_quantize_in16_q7s_out_col_q127s_g394(
+// PTX: div.rn.f32
 // PTX-LABEL: .entry hot_hadamard_quantize_row_394x768_b16_v4_w8_q7_stochastic(
 // PTX: ld.global.v4
 // PTX: shfl.sync.bfly.b32
@@ -92,6 +99,15 @@
 // PTX: ld.global.v4
 // PTX: st.global.v4
 
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -224,4 +240,17 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>,
   return %q, %s, %q2, %s2, %gyl, %wh
       : tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>,
         tensor<2x101x768xf32>, tensor<768x64xf32>
+}
+
+func.func @gy_2d_pair(%gy: tensor<394x768xf32>, %seed: i64)
+    -> (tensor<394x768xi8>, tensor<f32>, tensor<394x768xi8>, tensor<768xf32>) {
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x768xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<f32>
+  %q2, %s2 = hot.quantize %gy bits 8 granularity per_col scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<768xf32>
+  return %q, %s, %q2, %s2
+      : tensor<394x768xi8>, tensor<f32>, tensor<394x768xi8>, tensor<768xf32>
 }
