@@ -9,19 +9,16 @@ bench/gpu/prebuild-tests.sh."""
 import numpy as np
 import pytest
 
-from gpu_cases import (COLS, MODULE, OUT, ROWS, SHAPES, _arch_specific_chip, _chip,
-                       _int_matmul_module, _per_col_module, _quantize_pair_module,
-                       _sawb_module, _shared_gy_module, compile_gpu, device_or_skip)
+from gpu_cases import (COLS, MODULE, OUT, PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES,
+                       SHARED_GY_SHAPES, _arch_specific_chip, _chip, _int_matmul_module, _same_bits,
+                       _sawb_module, check_per_col_quantize, check_quantize_pair,
+                       check_shared_statistics, compile_gpu, device_or_skip)
 from hot import reference
 
 
 @pytest.fixture(scope="module")
 def device():
     return device_or_skip()
-
-
-def _same_bits(x, y):
-    np.testing.assert_array_equal(np.asarray(x).view(np.uint32), np.asarray(y).view(np.uint32))
 
 
 @pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])
@@ -141,86 +138,25 @@ def test_linear_backward_on_gpu(device, tmp_path, arch_specific):
 
 @pytest.mark.parametrize("keep_projection", [True, False], ids=["kept", "not-stored"])
 @pytest.mark.parametrize("data", ["random", "zeros", "nan"])
-@pytest.mark.parametrize("samples,tokens,channels,block", [(3, 37, 40, 8), (2, 197, 96, 16),
-                                                           (1, 16, 768, 16)])
+@pytest.mark.parametrize("samples,tokens,channels,block", SHARED_GY_SHAPES)
 def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, block, data,
                                   keep_projection):
-    """gy read by both backward paths. Kept projection: the HLA kernel stores it and computes
-    max|hadamard(gy)| (its channel butterfly across registers and lanes) for the gx quantize and
-    max|gyl| for the gw quantize, which then run without absmax kernels. Not stored: a statistics
-    kernel, then one kernel that quantizes both with their own seeds and hash indices. W's
-    hadamard along dim 0 in the block-transform kernel. Tails of 5 tokens, lanes past the
-    channels (40 = 10 lanes of 4, 96 = 24), one token block; all-zero gy (scales 0) and a NaN
-    (non-finite scales, q 0) too."""
-    gpu = compile_gpu(_shared_gy_module(samples, tokens, channels, block, keep_projection),
-                      _chip(device), tmp_path)
-    rng = np.random.default_rng([samples, tokens, channels, block])
-    gy3 = (rng.standard_normal((samples, tokens, channels))
-           * 10.0 ** rng.uniform(-1, 1, (samples, tokens, 1))).astype(np.float32)
-    if data == "zeros":
-        gy3[:] = 0
-    elif data == "nan":
-        gy3[-1, tokens // 2, channels // 3] = np.nan
-    w = rng.standard_normal((channels, 24)).astype(np.float32)
-    seed = -77
-    q, s, ql, sl, wh, *gyl = gpu.gy(gy3, w, seed)
-
-    gy = gy3.reshape(samples * tokens, channels)
-    q_ref, s_ref = reference.quantize(reference.hadamard(gy, 1, block), 4, "per_tensor",
-                                      "maxabs", "stochastic", seed)
-    gyl_ref = reference.lowrank(gy3, 1, 16, 8, allow_tail=True)
-    ql_ref, sl_ref = reference.quantize(gyl_ref.reshape(-1, channels), 8, "per_tensor",
-                                        "maxabs", "stochastic", 2 * seed)
-    if keep_projection:
-        np.testing.assert_array_equal(np.isnan(gyl[0]), np.isnan(gyl_ref))
-        _same_bits(np.nan_to_num(gyl[0]), np.nan_to_num(gyl_ref))
-    for got, want in ((s, s_ref), (sl, sl_ref)):
-        if data == "nan":
-            assert np.isnan(got) and np.isnan(want)
-        else:
-            _same_bits(got, want)
-    np.testing.assert_array_equal(q, q_ref)
-    np.testing.assert_array_equal(ql, ql_ref)
-    _same_bits(wh, reference.hadamard(w, 0, block))
+    """gy read by both backward paths (check_shared_statistics)."""
+    check_shared_statistics(lambda text: compile_gpu(text, _chip(device), tmp_path), samples,
+                            tokens, channels, block, data, keep_projection)
 
 
 @pytest.mark.parametrize("rounding", ["nearest", "stochastic"])
-@pytest.mark.parametrize("m,n", [(1, 4), (37, 100), (5, 6), (300, 7), (64, 768)])
+@pytest.mark.parametrize("m,n", PER_COL_SHAPES)
 def test_per_col_quantize_on_gpu(device, tmp_path, m, n, rounding):
-    """per_col maxabs quantize (LQS's per-output-channel gw scales): per-channel maxima (4, 2 or
-    1 channels a thread by the column count), the scales, then the quantize; a zero column
-    (scale 0, q 0), a column with a NaN (scale NaN, q 0) and one with an Inf."""
-    gpu = compile_gpu(_per_col_module(m, n, 8 if m % 2 else 4, rounding), _chip(device),
-                      tmp_path)
-    rng = np.random.default_rng([m, n])
-    x = (rng.standard_normal((m, n)) * 10.0 ** rng.uniform(-2, 2, (1, n))).astype(np.float32)
-    x[:, 0] = 0
-    if n > 2:
-        x[m // 2, 1] = np.nan
-        x[0, 2] = np.inf
-    q, s = gpu.q(x, 99)
-    q_ref, s_ref = reference.quantize(x, 8 if m % 2 else 4, "per_col", "maxabs", rounding, 99)
-    np.testing.assert_array_equal(np.isnan(s), np.isnan(s_ref))
-    _same_bits(np.nan_to_num(s), np.nan_to_num(s_ref))
-    np.testing.assert_array_equal(q, q_ref)
+    """per_col maxabs quantize (check_per_col_quantize)."""
+    check_per_col_quantize(lambda text: compile_gpu(text, _chip(device), tmp_path), m, n,
+                           rounding)
 
 
 @pytest.mark.parametrize("granularity", ["per_tensor", "per_col"])
-@pytest.mark.parametrize("m,n,block", [(8, 64, 16), (37, 10, 2), (300, 96, 32)])
+@pytest.mark.parametrize("m,n,block", PAIR_SHAPES)
 def test_quantize_pair_on_gpu(device, tmp_path, m, n, block, granularity):
-    """A 2-D layer's gy quantized for both paths (hadamard + per-tensor INT4 for gx, INT8 per
-    tensor or per column for gw) by one statistics and one quantize kernel, each result with
-    its own seed; 10 columns (2 a thread, lanes past them) and a hadamard block spanning 8
-    lanes."""
-    gpu = compile_gpu(_quantize_pair_module(m, n, block, granularity), _chip(device), tmp_path)
-    rng = np.random.default_rng([m, n, block])
-    gy = (rng.standard_normal((m, n)) * 10.0 ** rng.uniform(-1, 1, (m, 1))).astype(np.float32)
-    seed = 2024
-    q, s, q2, s2 = gpu.pair(gy, seed)
-    q_ref, s_ref = reference.quantize(reference.hadamard(gy, 1, block), 4, "per_tensor",
-                                      "maxabs", "stochastic", seed)
-    q2_ref, s2_ref = reference.quantize(gy, 8, granularity, "maxabs", "stochastic", 2 * seed)
-    _same_bits(s, s_ref)
-    _same_bits(s2, s2_ref)
-    np.testing.assert_array_equal(q, q_ref)
-    np.testing.assert_array_equal(q2, q2_ref)
+    """A 2-D layer's gy quantized for both paths (check_quantize_pair)."""
+    check_quantize_pair(lambda text: compile_gpu(text, _chip(device), tmp_path), m, n, block,
+                        granularity)

@@ -145,7 +145,10 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     statistics kernel, then one that quantizes hadamard(x) and y with the
     CPU path's stochastic-rounding indices, so y never reaches memory. The
     lowrank (and the reshapes and seeds it needs) moves before the first of
-    the quantizes when it comes later in the block.
+    the quantizes when it comes later in the block. Two quantizes of one
+    matrix without a lowrank (a 2-D layer's gy: per tensor after a hadamard
+    for gx, per tensor or per column for gw) share the two passes the same
+    way.
 
     A `per_col` maxabs quantize (LQS's per-output-channel scales on the gw
     path) runs the same way: a statistics kernel of per-channel maxima (each

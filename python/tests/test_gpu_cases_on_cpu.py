@@ -1,0 +1,35 @@
+"""The transform-kernel checks of test_gpu_execution.py, run on the CPU path: the CPU path equals
+the numpy reference (test_ops_execution.py), so these show that the GPU tests' modules, seeds and
+expectations are right, and a failure on a device is the kernels'. They need hot-opt, not a
+GPU."""
+
+import pytest
+
+from gpu_cases import (PAIR_SHAPES, PER_COL_SHAPES, SHARED_GY_SHAPES, check_per_col_quantize,
+                       check_quantize_pair, check_shared_statistics)
+from hot import runner
+
+
+@pytest.fixture(scope="module")
+def compile(hot_opt):
+    return lambda text: runner.compile_module(text, opt_tool=hot_opt)
+
+
+@pytest.mark.parametrize("keep_projection", [True, False], ids=["kept", "not-stored"])
+@pytest.mark.parametrize("data", ["random", "zeros", "nan"])
+@pytest.mark.parametrize("samples,tokens,channels,block", SHARED_GY_SHAPES)
+def test_shared_statistics_on_cpu(compile, samples, tokens, channels, block, data,
+                                  keep_projection):
+    check_shared_statistics(compile, samples, tokens, channels, block, data, keep_projection)
+
+
+@pytest.mark.parametrize("rounding", ["nearest", "stochastic"])
+@pytest.mark.parametrize("m,n", PER_COL_SHAPES)
+def test_per_col_quantize_on_cpu(compile, m, n, rounding):
+    check_per_col_quantize(compile, m, n, rounding)
+
+
+@pytest.mark.parametrize("granularity", ["per_tensor", "per_col"])
+@pytest.mark.parametrize("m,n,block", PAIR_SHAPES)
+def test_quantize_pair_on_cpu(compile, m, n, block, granularity):
+    check_quantize_pair(compile, m, n, block, granularity)
