@@ -323,12 +323,6 @@ void HadamardQuantizeEmitter::emit() {
   Value zero = f32(0);
   Value laneZero =
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cst(0));
-  auto ifThen = [&](Value cond, function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    body();
-  };
 
   if (spec.stage == HadamardQuantizeStage::AbsMax) {
     // A grid-stride loop of rows per warp, then one partial per warp.
@@ -341,7 +335,7 @@ void HadamardQuantizeEmitter::emit() {
       Value row = rows.getInductionVar();
       RowStats stats = rowStats(row, rows.getRegionIterArgs()[0]);
       if (spec.sawb)
-        ifThen(laneZero, [&] {
+        emitIfThen(b, laneZero, [&] {
           memref::StoreOp::create(b, stats.sum, args[2],
                                   ValueRange{cst(0), row});
           memref::StoreOp::create(b, stats.sumOfSquares, args[2],
@@ -350,7 +344,7 @@ void HadamardQuantizeEmitter::emit() {
       scf::YieldOp::create(b, stats.max);
     }
     Value m = emitWarpMax(b, rows.getResult(0));
-    ifThen(laneZero, [&] {
+    emitIfThen(b, laneZero, [&] {
       memref::StoreOp::create(b, m, args[1], ValueRange{firstRow});
     });
     gpu::ReturnOp::create(b);
@@ -363,7 +357,7 @@ void HadamardQuantizeEmitter::emit() {
     Value max = partialsMax(args[0]);
     auto [sum, sumOfSquares] = sumRows(args[1]);
     Value scale = sawbScale(max, sum, sumOfSquares, spec.m * spec.n);
-    ifThen(laneZero,
+    emitIfThen(b, laneZero,
            [&] { memref::StoreOp::create(b, scale, args[2], ValueRange{}); });
     gpu::ReturnOp::create(b);
     return;
@@ -387,7 +381,7 @@ void HadamardQuantizeEmitter::emit() {
     Value first = arith::AndIOp::create(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)),
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, blockId, cst(0)));
-    ifThen(first,
+    emitIfThen(b, first,
            [&] { memref::StoreOp::create(b, scale, scales, ValueRange{}); });
   }
 
@@ -399,7 +393,7 @@ void HadamardQuantizeEmitter::emit() {
       rowScale = spec.sawb
                      ? sawbScale(max, stats.sum, stats.sumOfSquares, spec.n)
                      : Value(arith::DivFOp::create(b, max, qmax));
-      ifThen(laneZero, [&] {
+      emitIfThen(b, laneZero, [&] {
         memref::StoreOp::create(b, rowScale, scales, ValueRange{firstRow});
       });
     }
@@ -407,7 +401,7 @@ void HadamardQuantizeEmitter::emit() {
   };
   // The row guard is uniform across the warp, so shuffles stay converged.
   if (spec.m % spec.warpsPerBlock != 0)
-    ifThen(lessThan(firstRow, spec.m), body);
+    emitIfThen(b, lessThan(firstRow, spec.m), body);
   else
     body();
   gpu::ReturnOp::create(b);

@@ -41,7 +41,7 @@ static IntMmaTiling chooseTiling(const IntMatmulToGPUOptions &options,
   int64_t sms =
       options.smCount > 0 ? options.smCount : getTypicalSMCount(options.chip);
   auto blocks = [&](const IntMmaTiling &t) {
-    return llvm::divideCeil(m, t.tileM) * llvm::divideCeil(n, t.tileN);
+    return int64_t(llvm::divideCeil(m, t.tileM) * llvm::divideCeil(n, t.tileN));
   };
   while (blocks(tiling) < sms) {
     IntMmaTiling halfN = tiling, halfM = tiling;

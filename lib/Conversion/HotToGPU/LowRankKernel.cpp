@@ -127,8 +127,7 @@ struct LowRankArgs {
   explicit LowRankArgs(OpBuilder &b, const LowRankKernelSpec &spec) {
     Type f32 = b.getF32Type(), i8 = b.getI8Type();
     SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
-    SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(),
-                                  spec.inner};
+    SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(), spec.inner};
     auto add = [&](int &position, Type type) {
       position = types.size();
       types.push_back(type);
@@ -229,8 +228,7 @@ private:
   /// The Quantize stage's i8 values of `row` of sample `s` of an
   /// [outer, rows, inner] tensor, with `scales` (one, or one per value).
   SmallVector<Value> quantize(const TokenRow &row, Value s, int64_t rows,
-                              ArrayRef<Value> scales, int64_t qmax,
-                              Value key);
+                              ArrayRef<Value> scales, int64_t qmax, Value key);
   /// Stores the block's partials of `stats`.
   void storePartials(const Statistics &stats);
   /// The Quantize stage's scales (per tensor from the partials: thread 0 of
@@ -253,8 +251,9 @@ private:
 
 SmallVector<Value> LowRankEmitter::load(Value s, Value token) {
   int64_t width = spec.vectorWidth;
-  auto load = vector::LoadOp::create(b, VectorType::get({width}, b.getF32Type()),
-                                     arg(0), ValueRange{s, token, channel});
+  auto load =
+      vector::LoadOp::create(b, VectorType::get({width}, b.getF32Type()),
+                             arg(0), ValueRange{s, token, channel});
   load.setAlignment(uint64_t(4 * width));
   SmallVector<Value> v;
   for (int64_t e = 0; e < width; ++e) {
@@ -382,17 +381,10 @@ void LowRankEmitter::loadScales() {
   auto isZero = [&](Value v) -> Value {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, v, cst(0));
   };
-  auto ifThen = [&](Value cond, function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    body();
-  };
   Value first = arith::AndIOp::create(
       b,
       arith::AndIOp::create(
-          b, isZero(tid),
-          isZero(gpu::BlockIdOp::create(b, gpu::Dimension::x))),
+          b, isZero(tid), isZero(gpu::BlockIdOp::create(b, gpu::Dimension::x))),
       isZero(gpu::BlockIdOp::create(b, gpu::Dimension::y)));
   int64_t tensorPartials = spec.gridX() * spec.statisticsGridY;
   auto tensorScale = [&](int position, int64_t qmax) -> Value {
@@ -415,7 +407,7 @@ void LowRankEmitter::loadScales() {
       outScales.push_back(
           vector::ExtractOp::create(b, scales, ArrayRef<int64_t>{e}));
   }
-  ifThen(first, [&] {
+  emitIfThen(b, first, [&] {
     if (inScale)
       memref::StoreOp::create(b, inScale, arg(args.scaleIn), ValueRange{});
     if (spec.outputMax == OutputMax::Tensor)
@@ -454,12 +446,6 @@ void LowRankEmitter::emitScales() {
 }
 
 void LowRankEmitter::storePartials(const Statistics &stats) {
-  auto ifThen = [&](Value cond, function_ref<void()> body) {
-    auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(op.thenBlock());
-    body();
-  };
   Value blockX = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   Value blockY = gpu::BlockIdOp::create(b, gpu::Dimension::y);
   // Per channel: the thread's own row of partials.
@@ -479,23 +465,26 @@ void LowRankEmitter::storePartials(const Statistics &stats) {
   SmallVector<Value> warpMaxes;
   for (auto [stat, position] : reduced)
     warpMaxes.push_back(emitWarpMax(b, stat));
-  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cst(0)),
-         [&] {
-           for (auto [i, m] : llvm::enumerate(warpMaxes))
-             memref::StoreOp::create(b, m, shared, ValueRange{cst(i), warp});
-         });
+  emitIfThen(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cst(0)), [&] {
+        for (auto [i, m] : llvm::enumerate(warpMaxes))
+          memref::StoreOp::create(b, m, shared, ValueRange{cst(i), warp});
+      });
   gpu::BarrierOp::create(b);
-  ifThen(arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)), [&] {
-    Value partial = arith::AddIOp::create(
-        b, arith::MulIOp::create(b, blockY, cst(spec.gridX())), blockX);
-    for (auto [i, entry] : llvm::enumerate(reduced)) {
-      Value m = memref::LoadOp::create(b, shared, ValueRange{cst(i), cst(0)});
-      for (int64_t w = 1; w < spec.threads / kWarpSize; ++w)
-        m = arith::MaximumFOp::create(
-            b, m, memref::LoadOp::create(b, shared, ValueRange{cst(i), cst(w)}));
-      memref::StoreOp::create(b, m, arg(entry.second), ValueRange{partial});
-    }
-  });
+  emitIfThen(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)), [&] {
+        Value partial = arith::AddIOp::create(
+            b, arith::MulIOp::create(b, blockY, cst(spec.gridX())), blockX);
+        for (auto [i, entry] : llvm::enumerate(reduced)) {
+          Value m =
+              memref::LoadOp::create(b, shared, ValueRange{cst(i), cst(0)});
+          for (int64_t w = 1; w < spec.threads / kWarpSize; ++w)
+            m = arith::MaximumFOp::create(
+                b, m,
+                memref::LoadOp::create(b, shared, ValueRange{cst(i), cst(w)}));
+          memref::StoreOp::create(b, m, arg(entry.second), ValueRange{partial});
+        }
+      });
 }
 
 void LowRankEmitter::emit() {
@@ -552,8 +541,8 @@ void LowRankEmitter::emit() {
       Value isBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
                                             cst(spec.numBlocks()));
       SmallVector<Value> types = carried.flatten();
-      auto branch = scf::IfOp::create(b, TypeRange(ValueRange(types)),
-                                      isBlock, /*withElseRegion=*/true);
+      auto branch = scf::IfOp::create(b, TypeRange(ValueRange(types)), isBlock,
+                                      /*withElseRegion=*/true);
       for (bool tail : {false, true}) {
         OpBuilder::InsertionGuard inner(b);
         Block *block = tail ? branch.elseBlock() : branch.thenBlock();

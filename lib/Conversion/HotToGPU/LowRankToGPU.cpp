@@ -101,9 +101,8 @@ static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
   auto type = cast<RankedTensorType>(transform.input.getType());
   SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
   SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(), spec.inner};
-  Value input =
-      reshapeAroundDim(rewriter, loc, transform.input, transform.dim,
-                       type.getShape(), inShape, /*toThreeD=*/true);
+  Value input = reshapeAroundDim(rewriter, loc, transform.input, transform.dim,
+                                 type.getShape(), inShape, /*toThreeD=*/true);
   Type f32 = rewriter.getF32Type();
   Value x = bufferization::ToBufferOp::create(
       rewriter, loc, MemRefType::get(inShape, f32), input, /*read_only=*/true);
@@ -178,8 +177,8 @@ getBlockTransformSpec(const BlockTransform &transform,
     spec.inner *= type.getDimSize(d);
   spec.rows = transform.rows;
   spec.vectorWidth = spec.inner % 4 == 0 ? 4 : spec.inner % 2 == 0 ? 2 : 1;
-  spec.threads = std::min<int64_t>(
-      256, llvm::alignTo(spec.inner / spec.vectorWidth, 32));
+  spec.threads =
+      std::min<int64_t>(256, llvm::alignTo(spec.inner / spec.vectorWidth, 32));
   // One item (sample, token block) per thread block, up to CUDA's bound.
   spec.gridY = std::min(spec.numItems(), kMaxGridYZ);
   return spec;
@@ -188,6 +187,10 @@ getBlockTransformSpec(const BlockTransform &transform,
 /// Most partial maxima of a lowrank kernel with statistics (every warp of
 /// the quantize kernel that reads them reduces them all).
 static constexpr int64_t kMaxStatisticsPartials = 512;
+/// Most thread blocks of a Quantize kernel: each starts by reducing the
+/// partials to its scales, which the blocks' items then amortize (a 2-D
+/// matrix has one item per row).
+static constexpr int64_t kMaxQuantizeBlocks = 1024;
 
 /// What one thread of the kernel of `spec` owns, for remarks.
 static std::string describeThreads(const LowRankKernelSpec &spec) {
@@ -208,13 +211,13 @@ LogicalResult
 mlir::hot::lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
                              const TransformsToGPUOptions &options,
                              LowRankStatistics *statistics) {
-  BlockTransform transform{op,
-                           op.getInput(),
-                           int64_t(op.getDim()),
-                           int64_t(op.getBlock()),
-                           getKeptWalshRows(op.getBlock(), op.getRank(),
-                                            op.getSelection()),
-                           cast<RankedTensorType>(op.getType())};
+  BlockTransform transform{
+      op,
+      op.getInput(),
+      int64_t(op.getDim()),
+      int64_t(op.getBlock()),
+      getKeptWalshRows(op.getBlock(), op.getRank(), op.getSelection()),
+      cast<RankedTensorType>(op.getType())};
   std::string reason;
   FailureOr<LowRankKernelSpec> spec =
       getBlockTransformSpec(transform, options, reason);
@@ -228,8 +231,8 @@ mlir::hot::lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
     spec->outputMax =
         statistics->outputMax ? OutputMax::Tensor : OutputMax::None;
     // Thread blocks loop over items, so that the partials stay few.
-    spec->gridY = std::clamp<int64_t>(
-        kMaxStatisticsPartials / spec->gridX(), 1, spec->numItems());
+    spec->gridY = std::clamp<int64_t>(kMaxStatisticsPartials / spec->gridX(), 1,
+                                      spec->numItems());
   }
   gpu::GPUModuleOp gpuModule =
       getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
@@ -300,13 +303,13 @@ static Value reshapeTo(OpBuilder &b, Location loc, Value value,
   if (std::optional<SmallVector<ReassociationIndices>> groups =
           getReassociationIndicesForCollapse(from.getShape(), type.getShape()))
     return tensor::CollapseShapeOp::create(b, loc, type, value, *groups);
-  auto flat = RankedTensorType::get({from.getNumElements()},
-                                    from.getElementType());
+  auto flat =
+      RankedTensorType::get({from.getNumElements()}, from.getElementType());
   ReassociationIndices all;
   if (from.getRank() != 1) {
     all = llvm::to_vector(llvm::seq<int64_t>(0, from.getRank()));
-    value = tensor::CollapseShapeOp::create(b, loc, flat, value,
-                                            ArrayRef<ReassociationIndices>{all});
+    value = tensor::CollapseShapeOp::create(
+        b, loc, flat, value, ArrayRef<ReassociationIndices>{all});
   }
   if (type.getRank() == 1)
     return value;
@@ -348,6 +351,8 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   quantize.inputMaxBlock = hadamardBlock;
   quantize.outputMax = stats.outputMax;
   quantize.statisticsGridY = stats.gridY;
+  quantize.gridY = std::clamp<int64_t>(kMaxQuantizeBlocks / quantize.gridX(), 1,
+                                       quantize.numItems());
   if (input)
     quantize.inputQuantization = getQuantization(input);
   quantize.outputQuantization = getQuantization(output);
@@ -400,9 +405,8 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
     statsArgs.push_back(partials);
     quantizeArgs.append({partials, qIn, scaleIn});
   }
-  Value outPartials =
-      column ? allocate({stats.gridY, spec->inner}, f32)
-             : allocate({stats.numPartials()}, f32);
+  Value outPartials = column ? allocate({stats.gridY, spec->inner}, f32)
+                             : allocate({stats.numPartials()}, f32);
   statsArgs.push_back(outPartials);
   Value qOut = allocate(outShape, i8);
   Value scaleOut = column ? allocate({spec->inner}, f32) : allocate({}, f32);
@@ -442,13 +446,12 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   llvm::raw_string_ostream os(remark);
   os << "@" << statsKernel.getName() << " (" << describeThreads(*spec) << "; ";
   if (input)
-    os << "max|hadamard along the channels (block " << hadamardBlock
-       << ")|, " << stats.numPartials() << " partials; ";
+    os << "max|hadamard along the channels (block " << hadamardBlock << ")|, "
+       << stats.numPartials() << " partials; ";
   if (column)
     os << "max|" << (transform.block == 1 ? "x" : "y")
-       << "| per channel, a row of partials per block row ("
-       << stats.gridY << ")), @" << scalesKernel.getName()
-       << " (the per-channel scales)";
+       << "| per channel, a row of partials per block row (" << stats.gridY
+       << ")), @" << scalesKernel.getName() << " (the per-channel scales)";
   else
     os << "max|" << (transform.block == 1 ? "x" : "y") << "|, "
        << stats.numPartials() << " partials)";
@@ -463,13 +466,13 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
 LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
     RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
     Operation *anchor, const TransformsToGPUOptions &options) {
-  BlockTransform transform{op,
-                           op.getInput(),
-                           int64_t(op.getDim()),
-                           int64_t(op.getBlock()),
-                           getKeptWalshRows(op.getBlock(), op.getRank(),
-                                            op.getSelection()),
-                           cast<RankedTensorType>(op.getType())};
+  BlockTransform transform{
+      op,
+      op.getInput(),
+      int64_t(op.getDim()),
+      int64_t(op.getBlock()),
+      getKeptWalshRows(op.getBlock(), op.getRank(), op.getSelection()),
+      cast<RankedTensorType>(op.getType())};
   Location loc = op.getLoc();
   FailureOr<std::string> remark =
       launchWithQuantizes(rewriter, transform, input, output, anchor, options);
@@ -504,8 +507,7 @@ mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   Location loc = op.getLoc();
   FailureOr<std::string> remark;
   if (type.hasStaticShape() && type.getNumElements() != 0)
-    remark =
-        launchWithQuantizes(rewriter, transform, nullptr, op, op, options);
+    remark = launchWithQuantizes(rewriter, transform, nullptr, op, op, options);
   if (failed(remark)) {
     mlir::emitRemark(loc) << "per_col quantize left to the generic path: the "
                              "kernels are specialized to static, non-empty "
@@ -516,9 +518,10 @@ mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   return success();
 }
 
-LogicalResult mlir::hot::lowerQuantizePairToGPU(
-    RewriterBase &rewriter, QuantizeOp input, QuantizeOp output,
-    Operation *anchor, const TransformsToGPUOptions &options) {
+LogicalResult
+mlir::hot::lowerQuantizePairToGPU(RewriterBase &rewriter, QuantizeOp input,
+                                  QuantizeOp output, Operation *anchor,
+                                  const TransformsToGPUOptions &options) {
   auto type = cast<RankedTensorType>(output.getInput().getType());
   if (!type.hasStaticShape() || type.getNumElements() == 0)
     return failure();

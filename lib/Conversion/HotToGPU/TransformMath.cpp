@@ -24,9 +24,10 @@ void mlir::hot::emitBlockButterfly(ImplicitLocOpBuilder &b,
     return;
   int64_t width = v.size();
   unsigned bits = llvm::Log2_64(block);
-  Value laneI32 = block > width ? Value(arith::IndexCastUIOp::create(
-                                      b, b.getI32Type(), lane))
-                                : Value();
+  Value laneI32 =
+      block > width
+          ? Value(arith::IndexCastUIOp::create(b, b.getI32Type(), lane))
+          : Value();
   for (unsigned s = 0; s < bits; ++s) {
     int64_t span = int64_t(1) << s;
     if (span < width) {
@@ -81,9 +82,9 @@ Value mlir::hot::emitWarpMax(ImplicitLocOpBuilder &b, Value value) {
 Value mlir::hot::emitPartialsMax(ImplicitLocOpBuilder &b, Value partials,
                                  int64_t count, Value lane) {
   Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
-  auto loop = scf::ForOp::create(b, lane, arith::ConstantIndexOp::create(b, count),
-                                 arith::ConstantIndexOp::create(b, kWarpSize),
-                                 ValueRange{zero});
+  auto loop = scf::ForOp::create(
+      b, lane, arith::ConstantIndexOp::create(b, count),
+      arith::ConstantIndexOp::create(b, kWarpSize), ValueRange{zero});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -117,4 +118,12 @@ Value mlir::hot::emitQuantizeValue(ImplicitLocOpBuilder &b, Value y,
       arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, rounded, rounded);
   Value safe = arith::SelectOp::create(b, isNaN, f32(0), clamped);
   return arith::FPToSIOp::create(b, b.getI8Type(), safe);
+}
+
+void mlir::hot::emitIfThen(ImplicitLocOpBuilder &b, Value cond,
+                           function_ref<void()> body) {
+  auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(op.thenBlock());
+  body();
 }

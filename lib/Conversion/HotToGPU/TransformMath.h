@@ -1,4 +1,5 @@
-//===- TransformMath.h - Arithmetic shared by the transform kernels -*- C++ -*-//
+//===- TransformMath.h - Arithmetic shared by the transform kernels -*- C++
+//-*-//
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
@@ -26,8 +27,8 @@ inline constexpr int64_t kWarpSize = 32;
 /// lanes: element position t has bit s in the register index for
 /// 2^s < v.size(), and in lane bit (2^s / v.size()) otherwise, where the
 /// partner comes from `gpu.shuffle xor` (`lane`, the index of the lane in
-/// its warp, is read only then). Blocks must start at a multiple of `block` lanes-times-values,
-/// and every lane of the warp must execute the shuffles.
+/// its warp, is read only then). Blocks must start at a multiple of `block`
+/// lanes-times-values, and every lane of the warp must execute the shuffles.
 void emitBlockButterfly(ImplicitLocOpBuilder &b, MutableArrayRef<Value> v,
                         int64_t block, Value lane);
 
@@ -37,6 +38,9 @@ Value emitAbsMax(ImplicitLocOpBuilder &b, ArrayRef<Value> v, Value acc);
 /// arith.maximumf of `value` over the 32 lanes of the warp (a butterfly
 /// reduction: every lane gets the result).
 Value emitWarpMax(ImplicitLocOpBuilder &b, Value value);
+
+/// Emits `body` under `scf.if cond` (no results, no else).
+void emitIfThen(ImplicitLocOpBuilder &b, Value cond, function_ref<void()> body);
 
 /// arith.maximumf of the `count` values of `partials` (a memref of f32),
 /// in every lane of the warp: lane l reads l, l + 32, ..., then a warp

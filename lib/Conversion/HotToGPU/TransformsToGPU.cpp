@@ -105,9 +105,9 @@ static QuantizeOp findPairedQuantize(QuantizeOp output,
 
 /// A maxabs quantize (not in `claimed`) of `op`'s result, through reshapes
 /// only: per tensor, or per column with columns = op's channels.
-static QuantizeOp findOutputQuantize(LowRankOp op,
-                                     ArrayRef<QuantizeOp> quantizes,
-                                     const llvm::DenseSet<Operation *> &claimed) {
+static QuantizeOp
+findOutputQuantize(LowRankOp op, ArrayRef<QuantizeOp> quantizes,
+                   const llvm::DenseSet<Operation *> &claimed) {
   for (QuantizeOp quantize : quantizes) {
     if (claimed.contains(quantize) ||
         quantize.getScaleMode() != ScaleMode::MaxAbs ||
@@ -207,11 +207,10 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
       }
       // Both quantizes, or a per_col one (whose scales only a statistics
       // pass gets): one pass over the data after a statistics pass.
-      bool perColumn =
-          output && output.getGranularity() == Granularity::PerCol;
+      bool perColumn = output && output.getGranularity() == Granularity::PerCol;
       if (output && (input || perColumn) &&
-          succeeded(lowerTogether(rewriter, op, input, output, options,
-                                  dominance))) {
+          succeeded(
+              lowerTogether(rewriter, op, input, output, options, dominance))) {
         if (input)
           claimed.insert(input);
         claimed.insert(output);
@@ -221,9 +220,9 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
       if (perColumn)
         output = nullptr;
       // The statistics must exist before the input's quantize runs.
-      if (input && (input->getBlock() != op->getBlock() ||
-                    failed(hoistBefore(rewriter, op.getResult(), input,
-                                       dominance))))
+      if (input &&
+          (input->getBlock() != op->getBlock() ||
+           failed(hoistBefore(rewriter, op.getResult(), input, dominance))))
         input = nullptr;
       LowRankStatistics statistics;
       if (input)
@@ -254,8 +253,8 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
           output.getGranularity() == Granularity::PerRow ||
           output.getInput().getDefiningOp<HadamardOp>())
         continue;
-      QuantizeOp input = findPairedQuantize(output, quantizes, claimed,
-                                            options);
+      QuantizeOp input =
+          findPairedQuantize(output, quantizes, claimed, options);
       if (!input || input->getBlock() != output->getBlock())
         continue;
       Operation *anchor = getFirst(input, output);
