@@ -102,11 +102,11 @@ struct LowRankQuantization {
 /// A `[outer, n, inner]` f32 input projected along its middle dim (the
 /// tokens of a sample; inner = channels): a `hot.lowrank`, a `hot.hadamard`
 /// (all `block` rows kept in order, no tail), or (block 1) the input itself.
-/// Each thread owns `vectorWidth` consecutive channels of one block of
-/// `block` tokens at a time, runs the butterfly along the tokens in
-/// registers, scales and stores the `rows.size()` kept coefficients; the
-/// `n mod block` tail tokens are copied. Thread blocks loop over the
-/// (sample, token block) items with a stride of `gridY`.
+/// Each thread owns `vectorWidth` consecutive channels of `itemBlocks`
+/// blocks of `block` tokens at a time (an item), runs the butterfly along
+/// the tokens in registers, scales and stores the `rows.size()` kept
+/// coefficients; the `n mod block` tail tokens are copied. Thread blocks
+/// loop over the (sample, item) pairs with a stride of `gridY`.
 ///
 /// The kernel can also compute the statistics of maxabs quantizations of
 /// the same data, which then need no pass of their own: with
@@ -139,13 +139,23 @@ struct LowRankKernelSpec {
   int64_t statisticsGridY = 0;
   LowRankQuantization inputQuantization, outputQuantization;
 
+  /// Token blocks per item (more than one for small blocks: independent
+  /// loads in flight).
+  int64_t itemBlocks = 1;
+
   int64_t numBlocks() const { return n / block; }
   int64_t tail() const { return n % block; }
   int64_t projectedSize() const {
     return numBlocks() * int64_t(rows.size()) + tail();
   }
-  /// Token blocks of a sample, the tail counted as one.
-  int64_t blockRows() const { return numBlocks() + (tail() ? 1 : 0); }
+  /// Items of a sample with `itemBlocks` full blocks.
+  int64_t fullItems() const { return numBlocks() / itemBlocks; }
+  /// Items of a sample: the full ones, and one for the remaining blocks and
+  /// the tail tokens.
+  int64_t blockRows() const {
+    return fullItems() +
+           (fullItems() * itemBlocks != numBlocks() || tail() ? 1 : 0);
+  }
   int64_t numItems() const { return outer * blockRows(); }
   /// Thread blocks along x (along the channels).
   int64_t gridX() const;

@@ -83,6 +83,8 @@ std::string LowRankKernelSpec::getKernelName() const {
       os << "_" << row;
   }
   os << "_v" << vectorWidth << "_t" << threads;
+  if (itemBlocks > 1)
+    os << "_i" << itemBlocks;
   auto rounding = [&](const LowRankQuantization &q) {
     os << "_q" << q.qmax << (q.stochastic ? "s" : "n");
   };
@@ -318,31 +320,43 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
   // The input's token rows, and the output's (the kept coefficients, or the
   // tail copied).
   SmallVector<TokenRow> in, out;
+  // Token block `index`: its tokens, and its kept coefficients.
+  auto addBlock = [&](Value index) {
+    Value firstToken = arith::MulIOp::create(b, index, cst(spec.block));
+    size_t first = in.size();
+    for (int64_t t = 0; t < spec.block; ++t) {
+      Value token = arith::AddIOp::create(b, firstToken, cst(t));
+      in.push_back({token, load(s, token)});
+    }
+    Value firstOut = arith::MulIOp::create(b, index, cst(rank));
+    size_t firstKept = out.size();
+    for (int64_t k = 0; k < rank; ++k)
+      out.push_back({arith::AddIOp::create(b, firstOut, cst(k)),
+                     SmallVector<Value>(spec.vectorWidth)});
+    for (int64_t e = 0; e < spec.vectorWidth; ++e) {
+      SmallVector<Value> column;
+      for (int64_t t = 0; t < spec.block; ++t)
+        column.push_back(in[first + t].values[e]);
+      // All of the block is in this thread's registers.
+      emitBlockButterfly(b, column, spec.block, /*lane=*/Value());
+      for (auto [k, row] : llvm::enumerate(spec.rows))
+        out[firstKept + k].values[e] = column[row];
+    }
+  };
   if (tail) {
+    // The full blocks of the last item, then the tail tokens.
+    for (int64_t k = spec.fullItems() * spec.itemBlocks; k < spec.numBlocks();
+         ++k)
+      addBlock(cst(k));
     for (int64_t t = 0; t < spec.tail(); ++t) {
       Value token = cst(spec.numBlocks() * spec.block + t);
       in.push_back({token, load(s, token)});
       out.push_back({cst(spec.numBlocks() * rank + t), in.back().values});
     }
   } else {
-    Value firstToken = arith::MulIOp::create(b, c, cst(spec.block));
-    for (int64_t t = 0; t < spec.block; ++t) {
-      Value token = arith::AddIOp::create(b, firstToken, cst(t));
-      in.push_back({token, load(s, token)});
-    }
-    Value firstOut = arith::MulIOp::create(b, c, cst(rank));
-    for (int64_t k = 0; k < rank; ++k)
-      out.push_back({arith::AddIOp::create(b, firstOut, cst(k)),
-                     SmallVector<Value>(spec.vectorWidth)});
-    for (int64_t e = 0; e < spec.vectorWidth; ++e) {
-      SmallVector<Value> column;
-      for (const TokenRow &row : in)
-        column.push_back(row.values[e]);
-      // All of the block is in this thread's registers.
-      emitBlockButterfly(b, column, spec.block, /*lane=*/Value());
-      for (auto [k, row] : llvm::enumerate(spec.rows))
-        out[k].values[e] = column[row];
-    }
+    Value firstBlock = arith::MulIOp::create(b, c, cst(spec.itemBlocks));
+    for (int64_t k = 0; k < spec.itemBlocks; ++k)
+      addBlock(arith::AddIOp::create(b, firstBlock, cst(k)));
   }
 
   bool quantizes = spec.stage == LowRankStage::Quantize;
@@ -534,12 +548,14 @@ void LowRankEmitter::emit() {
     Statistics carried;
     carried.assign(init, loop.getRegionIterArgs());
     SmallVector<Value> results;
-    if (spec.tail() == 0) {
+    if (spec.fullItems() == spec.blockRows()) {
       results = emitItem(/*tail=*/false, s, c, carried).flatten();
+    } else if (spec.fullItems() == 0) {
+      results = emitItem(/*tail=*/true, s, c, carried).flatten();
     } else {
-      // Uniform per thread block: a full token block, or the tail.
+      // Uniform per thread block: a full item, or the last one.
       Value isBlock = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, c,
-                                            cst(spec.numBlocks()));
+                                            cst(spec.fullItems()));
       SmallVector<Value> types = carried.flatten();
       auto branch = scf::IfOp::create(b, TypeRange(ValueRange(types)), isBlock,
                                       /*withElseRegion=*/true);

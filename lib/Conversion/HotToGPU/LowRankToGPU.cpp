@@ -179,7 +179,10 @@ getBlockTransformSpec(const BlockTransform &transform,
   spec.vectorWidth = spec.inner % 4 == 0 ? 4 : spec.inner % 2 == 0 ? 2 : 1;
   spec.threads =
       std::min<int64_t>(256, llvm::alignTo(spec.inner / spec.vectorWidth, 32));
-  // One item (sample, token block) per thread block, up to CUDA's bound.
+  // Items of 8 tokens at least: 8 independent loads per thread (16 rows of
+  // two quantizations take ~250 registers).
+  spec.itemBlocks = std::max<int64_t>(1, 8 / spec.block);
+  // One item per thread block, up to CUDA's bound.
   spec.gridY = std::min(spec.numItems(), kMaxGridYZ);
   return spec;
 }

@@ -115,30 +115,30 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 // dim 0 becomes the block-transform kernel (every row kept), the one with
 // block 256 is too wide for a thread's registers and stays generic.
 
-// REMARK: remark: per_col quantize: @hot_matrix_8x64_v4_t32_stats_outmaxcol_p8 (4 consecutive channels per thread (vector accesses); max|x| per channel, a row of partials per block row (8)), @hot_matrix_8x64_v4_t32_scales_q127_g8 (the per-channel scales) then @hot_matrix_8x64_v4_t32_quantize_out_col_q127s_g8 (quantizes x with the CPU path's rounding)
+// REMARK: remark: per_col quantize: @hot_matrix_8x64_v4_t32_i8_stats_outmaxcol_p1 (4 consecutive channels per thread (vector accesses); max|x| per channel, a row of partials per block row (1)), @hot_matrix_8x64_v4_t32_i8_scales_q127_g1 (the per-channel scales) then @hot_matrix_8x64_v4_t32_i8_quantize_out_col_q127s_g1 (quantizes x with the CPU path's rounding)
 // REMARK: remark: hadamard along dim 0 (across rows) does not map onto lanes of one row: not fused, the kernel quantizes its result
 // REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest
 // REMARK: remark: hadamard block 256 spans more than one warp (at most 128 for rows of 256): not fused, the kernel quantizes its result
 // REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest
-// REMARK: remark: hadamard kernel @hot_block_hadamard_1x8x64_b4_v4_t32: 4 consecutive channels per thread (vector accesses) and block of 4 along dim 0, butterfly in registers in the CPU path's order
+// REMARK: remark: hadamard kernel @hot_block_hadamard_1x8x64_b4_v4_t32_i2: 4 consecutive channels per thread (vector accesses) and block of 4 along dim 0, butterfly in registers in the CPU path's order
 // REMARK: remark: hadamard left to the generic path: block 256 is larger than the 32 values one thread keeps in registers
 
 // CHECK-LABEL: func.func @left
 //  CHECK-SAME:   (%[[W:.*]]: tensor<8x64xf32>, %{{.*}}: tensor<8x256xf32>, %[[SEED:.*]]: i64)
 //       CHECK:   %[[WE:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2]] output_shape [1, 8, 64]
 //       CHECK:   %[[WB:.*]] = bufferization.to_buffer %[[WE]] read_only
-//       CHECK:   %[[PART:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x64xf32>
+//       CHECK:   %[[PART:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x64xf32>
 //       CHECK:   %[[QC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x64xi8>
 //       CHECK:   %[[SC:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_stats_outmaxcol_p8 blocks in (%c1{{.*}}, %c8{{.*}}, %c1{{.*}}) threads in (%c32
-//  CHECK-SAME:     args(%[[WB]] : memref<1x8x64xf32>, %[[PART]] : memref<8x64xf32>)
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_scales_q127_g8
-//  CHECK-SAME:     args(%[[PART]] : memref<8x64xf32>, %[[SC]] : memref<64xf32>)
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_quantize_out_col_q127s_g8
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_i8_stats_outmaxcol_p1 blocks in (%c1{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c32
+//  CHECK-SAME:     args(%[[WB]] : memref<1x8x64xf32>, %[[PART]] : memref<1x64xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_i8_scales_q127_g1
+//  CHECK-SAME:     args(%[[PART]] : memref<1x64xf32>, %[[SC]] : memref<64xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_i8_quantize_out_col_q127s_g1
 //  CHECK-SAME:     args(%[[WB]] : memref<1x8x64xf32>, %[[QC]] : memref<1x8x64xi8>, %[[SC]] : memref<64xf32>, %[[SEED]] : i64)
 //       CHECK:   %[[W0:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<1x8x64xf32> to memref<1x8x64xf32>
 //       CHECK:   %[[H0:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x8x64xf32>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_block_hadamard_1x8x64_b4_v4_t32 blocks in (%c1{{.*}}, %c2{{.*}}, %c1{{.*}}) threads in (%c32
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_block_hadamard_1x8x64_b4_v4_t32_i2 blocks in (%c1{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c32
 //  CHECK-SAME:     args(%[[W0]] : memref<1x8x64xf32>, %[[H0]] : memref<1x8x64xf32>)
 //       CHECK:   %[[T0:.*]] = bufferization.to_tensor %[[H0]]
 //       CHECK:   %[[C0:.*]] = tensor.collapse_shape %[[T0]]
@@ -152,25 +152,30 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 // Per channel: each thread's running maxima of its 4 channels over its
 // rows, stored as its row of partials; the scales kernel reduces a column of
 // partials per channel; the quantize kernel reads its channels' scales.
-//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_stats_outmaxcol_p8(
+//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_i8_stats_outmaxcol_p1(
 //       CHECK:     scf.for {{.*}} -> (f32, f32, f32, f32)
 //  CHECK-COUNT-4:    arith.maximumf
-//       CHECK:     vector.store {{.*}} : memref<8x64xf32>, vector<4xf32>
+//       CHECK:     vector.store {{.*}} : memref<1x64xf32>, vector<4xf32>
 //   CHECK-NOT:     gpu.barrier
-//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_scales_q127_g8(
-//       CHECK:     scf.for {{.*}} = %c0{{.*}} to %c8 step %c1{{.*}} iter_args
-//       CHECK:       vector.load {{.*}} : memref<8x64xf32>, vector<4xf32>
+//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_i8_scales_q127_g1(
+//       CHECK:     scf.for {{.*}} = %c0{{.*}} to %c1{{.*}} step %c1{{.*}} iter_args
+//       CHECK:       vector.load {{.*}} : memref<1x64xf32>, vector<4xf32>
 //       CHECK:     arith.divf
 //       CHECK:     vector.store {{.*}} : memref<64xf32>, vector<4xf32>
-//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_quantize_out_col_q127s_g8(
+//       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_i8_quantize_out_col_q127s_g1(
 //       CHECK:     vector.load {{.*}} : memref<64xf32>, vector<4xf32>
 //       CHECK:     scf.for
 //       CHECK:       math.floor
 //       CHECK:       vector.store {{.*}} : memref<1x8x64xi8>, vector<4xi8>
-//       CHECK:   gpu.func @hot_block_hadamard_1x8x64_b4_v4_t32(
+// Blocks of 4 rows, items of 8 rows: the 8 rows are one item of two
+// blocks.
+//       CHECK:   gpu.func @hot_block_hadamard_1x8x64_b4_v4_t32_i2(
 //       CHECK:     %[[ACTIVE:.*]] = arith.cmpi ult, %{{.*}}, %c16 : index
 //       CHECK:     arith.select %[[ACTIVE]]
 //       CHECK:     scf.for
+//   CHECK-NOT:       scf.if %{{.*}} -> 
+//  CHECK-COUNT-4:    vector.load {{.*}} : memref<1x8x64xf32>, vector<4xf32>
+//       CHECK:       arith.constant 5.000000e-01 : f32
 //  CHECK-COUNT-4:    vector.load {{.*}} : memref<1x8x64xf32>, vector<4xf32>
 //       CHECK:       arith.constant 5.000000e-01 : f32
 //       CHECK:       scf.if %[[ACTIVE]]
@@ -499,14 +504,14 @@ func.func @not_shared(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // block 1, the per-channel scales, one quantize kernel for both, placed at
 // the first quantize (the second one's seed moves up with it).
 
-// REMARK: remark: this quantize and the one of the same data's hadamard in one pass over it after a statistics pass: @hot_matrix_8x64_v4_t32_stats_inmax16_outmaxcol_p8 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)|, 8 partials; max|x| per channel, a row of partials per block row (8)), @hot_matrix_8x64_v4_t32_scales_q127_g8 (the per-channel scales) then @hot_matrix_8x64_v4_t32_quantize_in16_q7s_out_col_q127s_g8 (quantizes the hadamard and x with the CPU path's rounding)
+// REMARK: remark: this quantize and the one of the same data's hadamard in one pass over it after a statistics pass: @hot_matrix_8x64_v4_t32_i8_stats_inmax16_outmaxcol_p1 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)|, 1 partials; max|x| per channel, a row of partials per block row (1)), @hot_matrix_8x64_v4_t32_i8_scales_q127_g1 (the per-channel scales) then @hot_matrix_8x64_v4_t32_i8_quantize_in16_q7s_out_col_q127s_g1 (quantizes the hadamard and x with the CPU path's rounding)
 
 // CHECK-LABEL: func.func @quantize_pair
 //  CHECK-SAME: (%[[GY:.*]]: tensor<8x64xf32>, %[[SEED:.*]]: i64)
 //       CHECK:   %[[SEED2:.*]] = arith.addi %[[SEED]], %[[SEED]] : i64
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_stats_inmax16_outmaxcol_p8
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_scales_q127_g8
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_quantize_in16_q7s_out_col_q127s_g8
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_i8_stats_inmax16_outmaxcol_p1
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_i8_scales_q127_g1
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_matrix_8x64_v4_t32_i8_quantize_in16_q7s_out_col_q127s_g1
 //  CHECK-SAME:     %[[SEED]] : i64, %[[SEED2]] : i64)
 //   CHECK-NOT:   hot.
 //       CHECK:   return

@@ -57,11 +57,11 @@
 // PTX: st.global.v4
 // PTX: bar.sync
 // A 2-D layer's gy quantized for both paths (gw per channel): block 1.
-// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_stats_inmax16_outmaxcol_p394(
+// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_i8_stats_inmax16_outmaxcol_p50(
 // PTX: shfl.sync.bfly.b32
 // PTX: bar.sync
-// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_scales_q127_g394(
-// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_quantize_in16_q7s_out_col_q127s_g394(
+// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_i8_scales_q127_g50(
+// PTX-LABEL: .entry hot_matrix_394x768_v4_t192_i8_quantize_in16_q7s_out_col_q127s_g50(
 // PTX: div.rn.f32
 // PTX-LABEL: .entry hot_hadamard_quantize_row_394x768_b16_v4_w8_q7_stochastic(
 // PTX: ld.global.v4
