@@ -198,17 +198,22 @@ def main():
             # As hot-lower-to-nvvm generates it, and with share-statistics=0
             # (every per-tensor quantize's max in a pass of its own): what
             # sharing the lowrank kernel's statistics saves, in one run.
-            for suffix, extra in (("", ""), ("_unshared",
-                                             " share-statistics=0")):
+            # And with LQS's finer scales (per token on gx, per output
+            # channel on gw), which take other kernels.
+            for suffix, extra, rewrite in (
+                    ("", "", ""),
+                    ("_unshared", " share-statistics=0", ""),
+                    ("_lqs", "", " gx-granularity=per_row "
+                                 "gw-granularity=per_col")):
                 name = f"layer_{layer}{suffix}"
                 so = out / f"{name}.so"
                 pipeline = lower_to_nvvm + extra
+                rewrite = f"--hot-rewrite-backward-matmuls=remarks=false{rewrite}"
                 needs = lower(args, layer_module(name, o, i),
-                              ["--hot-rewrite-backward-matmuls=remarks=false",
-                               pipeline], so, tmp)
+                              [rewrite, pipeline], so, tmp)
                 (out / f"{name}.txt").write_text(
                     f"# one layer's backward (gx, gw) rewritten by "
-                    f"hot-rewrite-backward-matmuls (defaults), lowered by "
+                    f"hot-opt {rewrite}, lowered by "
                     f"hot-opt {pipeline}\n"
                     f"kind = layer\nlayer = {layer}\n"
                     f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"

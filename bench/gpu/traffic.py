@@ -9,7 +9,8 @@ of export.py through `hot-rewrite-backward-matmuls` and `convert-hot-to-gpu{chip
 every `gpu.launch_func` the bytes of the buffers it is given (each counted once: read or
 written; a GEMM's re-reads of operand tiles, which L2 mostly serves, are not counted). Memory
 bound kernels move about that much; the table compares the lowering as generated with
-`share-statistics=0` (every per-tensor quantize's max in a pass of its own).
+`share-statistics=0` (every per-tensor quantize's max in a pass of its own), and the last column
+with LQS's finer scales (per token on gx, per output channel on gw).
 
     .venv/bin/python bench/gpu/traffic.py [--layers fc1 qkv] [--chip sm_90a]
 """
@@ -38,9 +39,12 @@ def memref_bytes(shape, element):
     return count * ELEMENT_BYTES[element]
 
 
-def launches(hot_opt, text, chip, share):
+LQS = " gx-granularity=per_row gw-granularity=per_col"
+
+
+def launches(hot_opt, text, chip, share, rewrite=""):
     """(kernel name, bytes of its buffer arguments) of each launch, in program order."""
-    rewritten = subprocess.run([hot_opt, "--hot-rewrite-backward-matmuls=remarks=false"],
+    rewritten = subprocess.run([hot_opt, f"--hot-rewrite-backward-matmuls=remarks=false{rewrite}"],
                                input=text, capture_output=True, text=True, check=True).stdout
     lowered = subprocess.run(
         [hot_opt, f"--convert-hot-to-gpu=chip={chip} share-statistics={int(share)}"],
@@ -82,8 +86,8 @@ def main():
     mb = 1e6
     print(f"chip {args.chip}; N = {export.BATCH}·{export.TOKENS} tokens; MB = 10^6 bytes\n")
     print("| layer | kernels (shared) | MB (shared) | kernels (unshared) | MB (unshared) "
-          "| shared / unshared |")
-    print("|---|---:|---:|---:|---:|---:|")
+          "| shared / unshared | kernels (LQS scales) | MB (LQS scales) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     details = []
     for layer, o, i in export.LAYERS:
         if layer not in args.layers:
@@ -91,13 +95,17 @@ def main():
         text = export.layer_module(f"layer_{layer}", o, i)
         shared, left_s = launches(args.hot_opt, text, args.chip, True)
         unshared, left_u = launches(args.hot_opt, text, args.chip, False)
-        if left_s or left_u:
+        lqs, left_l = launches(args.hot_opt, text, args.chip, True, LQS)
+        if left_s or left_u or left_l:
             sys.exit(f"traffic.py: {layer}: ops left for the generic path "
-                     f"({left_s or left_u}): the model counts kernels of ours only")
+                     f"({left_s or left_u or left_l}): the model counts kernels of ours "
+                     "only")
         total_s = sum(b for _, b in shared)
         total_u = sum(b for _, b in unshared)
+        total_l = sum(b for _, b in lqs)
         print(f"| {layer} (O {o}, I {i}) | {len(shared)} | {total_s / mb:,.1f} | "
-              f"{len(unshared)} | {total_u / mb:,.1f} | {total_s / total_u:.2f} |")
+              f"{len(unshared)} | {total_u / mb:,.1f} | {total_s / total_u:.2f} | "
+              f"{len(lqs)} | {total_l / mb:,.1f} |")
         details.append((layer, shared, unshared))
 
     for layer, shared, unshared in details:
