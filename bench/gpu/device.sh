@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader |
 HOT_GPU_BUILD_ONLY=1 bench/gpu/run.sh > "$out/build.txt" 2>&1 || { cat "$out/build.txt"; exit 1; }
 export HOT_CUDA_RUNTIME="${HOT_CUDA_RUNTIME:-$root/bench/gpu/build/libhot_cuda_runtime.so}"
 HOT_PREBUILT_DIR="$root/bench/gpu/prebuilt" PYTHONPATH=python PYTHONUNBUFFERED=1 \
-  timeout 240 python3 -m pytest -q -p no:cacheprovider -x --tb=short \
+  timeout 240 python3 -m pytest -q -p no:cacheprovider --tb=short \
   python/tests/test_gpu_execution.py 2>&1 | tee "$out/gpu-tests.txt"
 tests=${PIPESTATUS[0]}
 timeout 300 bench/gpu/run.sh 2>&1 | tee "$out/bench-gpu.txt"
