@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 
+import traffic
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 
@@ -203,14 +205,16 @@ def main():
             for suffix, extra, rewrite in (
                     ("", "", ""),
                     ("_unshared", " share-statistics=0", ""),
-                    ("_lqs", "", " gx-granularity=per_row "
-                                 "gw-granularity=per_col")):
+                    ("_lqs", "", traffic.LQS)):
                 name = f"layer_{layer}{suffix}"
                 so = out / f"{name}.so"
                 pipeline = lower_to_nvvm + extra
+                text = layer_module(name, o, i)
+                found, _ = traffic.launches(args.hot_opt, text, args.chip,
+                                            "share-statistics=0" not in extra,
+                                            rewrite)
                 rewrite = f"--hot-rewrite-backward-matmuls=remarks=false{rewrite}"
-                needs = lower(args, layer_module(name, o, i),
-                              [rewrite, pipeline], so, tmp)
+                needs = lower(args, text, [rewrite, pipeline], so, tmp)
                 (out / f"{name}.txt").write_text(
                     f"# one layer's backward (gx, gw) rewritten by "
                     f"hot-opt {rewrite}, lowered by "
@@ -219,6 +223,7 @@ def main():
                     f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
                     f"batch = {BATCH}\ntokens = {TOKENS}\n"
                     f"out = {o}\nin = {i}\n"
+                    f"traffic_bytes = {sum(b for _, b in found)}\n"
                     f"needs = {' '.join(needs)}\n")
                 print(f"export.py: {so.name} {so.stat().st_size} bytes")
             for granularity, suffix in (("per_row", ""),

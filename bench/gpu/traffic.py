@@ -23,9 +23,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(HERE))
-
-import export  # noqa: E402
 
 ELEMENT_BYTES = {"f64": 8, "i64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i8": 1}
 LAUNCH = re.compile(r"gpu\.launch_func\s+@hot_kernels::@(\w+).*?args\((.*)\)\s*$")
@@ -77,6 +74,9 @@ def kind(name):
 
 
 def main():
+    sys.path.insert(0, str(HERE))
+    import export  # noqa: E402 (export.py imports this module for launches())
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hot-opt", default=str(ROOT / "build" / "bin" / "hot-opt"))
     parser.add_argument("--chip", default="sm_90a")

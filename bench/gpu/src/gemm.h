@@ -63,11 +63,6 @@ struct HotModule;
 /// list when there are none. A module that cannot load says why in its rows.
 std::vector<HotModule *> loadHotModules(const std::string &dir);
 
-/// The first module of `kind` ("gemm", "layer" or "hq") for `layer`; null when
-/// there is none.
-const HotModule *findHotModule(const std::vector<HotModule *> &modules,
-                               const char *kind, const std::string &layer);
-
 /// The GEMM modules (every variant) for `layer` of `shape`.
 std::vector<const HotModule *>
 findHotGemms(const std::vector<HotModule *> &modules, const std::string &layer,
@@ -79,8 +74,11 @@ findHotGemms(const std::vector<HotModule *> &modules, const std::string &layer,
 std::vector<Row> runHotGemm(const HotModule *module, Operands &ops);
 
 /// The same for a layer's HOT backward, on fresh random x, W, gy; the error
-/// is against the exact f32 products gy·W and gyᵀ·x.
-std::vector<Row> runHotLayer(const HotModule *module, const char *group);
+/// is against the exact f32 products gy·W and gyᵀ·x. With the module's
+/// `traffic_bytes` (export.py, from traffic.py's model), the note gives the
+/// rate of those bytes against `copyGBs`.
+std::vector<Row> runHotLayer(const HotModule *module, const char *group,
+                             double copyGBs);
 
 /// Calls an hq module (hot.quantize(hot.hadamard(gy)), README.md) on fresh
 /// random gy, checks q and the scales bit for bit against the host reference

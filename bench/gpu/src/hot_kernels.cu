@@ -247,12 +247,6 @@ std::vector<HotModule *> loadHotModules(const std::string &dir) {
   return modules;
 }
 
-const HotModule *findHotModule(const std::vector<HotModule *> &modules,
-                               const char *kind, const std::string &layer) {
-  std::vector<const HotModule *> found = findHotModules(modules, kind, layer);
-  return found.empty() ? nullptr : found.front();
-}
-
 std::vector<const HotModule *>
 findHotModules(const std::vector<HotModule *> &modules, const char *kind,
                const std::string &layer) {
@@ -318,7 +312,8 @@ std::vector<Row> runHotGemm(const HotModule *module, Operands &ops) {
   return rows;
 }
 
-std::vector<Row> runHotLayer(const HotModule *module, const char *group) {
+std::vector<Row> runHotLayer(const HotModule *module, const char *group,
+                             double copyGBs) {
   int64_t batch = module->number("batch"), tokens = module->number("tokens"),
           o = module->number("out"), in = module->number("in");
   int64_t n = batch * tokens;
@@ -397,8 +392,19 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group) {
   char note[96];
   std::snprintf(note, sizeof(note), "; rel. error gx %.3g, gw %.3g",
                 cx.relError, cw.relError);
-  for (Row &r : rows)
+  // traffic.py's byte count of the module's kernels, over this row's time.
+  double bytes = double(module->number("traffic_bytes"));
+  for (Row &r : rows) {
     r.note += note;
+    if (bytes > 0 && r.ms > 0) {
+      char traffic[128];
+      double gbs = bytes / (r.ms * 1e6);
+      std::snprintf(traffic, sizeof(traffic),
+                    "; kernels' buffers %.0f MB: %.0f GB/s (%.0f %% of copy)",
+                    bytes / 1e6, gbs, copyGBs > 0 ? 100 * gbs / copyGBs : 0.0);
+      r.note += traffic;
+    }
+  }
   for (float *p : {xd, wd, gyd})
     CUDA_CHECK(cudaFree(p));
   return rows;

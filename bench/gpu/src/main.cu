@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
       continue;
     }
     for (const HotModule *m : layerModules)
-      for (Row r : runHotLayer(m, group.c_str())) {
+      for (Row r : runHotLayer(m, group.c_str(), copyGBs)) {
         char ratio[96];
         std::snprintf(ratio, sizeof(ratio),
                       "; vs FP32 %.2fx, TF32 %.2fx, BF16 %.2fx",
