@@ -304,13 +304,7 @@ void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
     auto op = vector::StoreOp::create(b, packed, q, ValueRange{row, col});
     op.setAlignment(uint64_t(spec.vectorWidth));
   };
-  if (!active) {
-    store();
-    return;
-  }
-  auto guardStore = scf::IfOp::create(b, active, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(guardStore.thenBlock());
-  store();
+  emitIfThen(b, active, store);
 }
 
 void HadamardQuantizeEmitter::emit() {

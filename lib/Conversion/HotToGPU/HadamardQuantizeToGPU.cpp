@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TransformMath.h"
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -35,12 +36,6 @@ static Value toTensor(OpBuilder &b, Location loc, Value buffer) {
 
 static Value allocate(OpBuilder &b, Location loc, MemRefType type) {
   return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
-}
-
-/// The vector width of the quantize kernels for rows of `n`: the widest
-/// that divides n.
-static int64_t getVectorWidth(int64_t n) {
-  return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
 }
 
 QuantizeSource

@@ -279,12 +279,7 @@ void LowRankEmitter::store(ArrayRef<Value> values, Value buffer,
     op.setAlignment(
         uint64_t(spec.vectorWidth * type.getIntOrFloatBitWidth() / 8));
   };
-  if (!active)
-    return emitStore();
-  auto guard = scf::IfOp::create(b, active, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard insertion(b);
-  b.setInsertionPointToStart(guard.thenBlock());
-  emitStore();
+  emitIfThen(b, active, emitStore);
 }
 
 SmallVector<Value> LowRankEmitter::quantize(const TokenRow &row, Value s,

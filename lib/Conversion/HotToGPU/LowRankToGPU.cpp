@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TransformMath.h"
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "hot/Dialect/Hot/Walsh.h"
@@ -176,7 +177,7 @@ getBlockTransformSpec(const BlockTransform &transform,
   for (int64_t d = transform.dim + 1; d < type.getRank(); ++d)
     spec.inner *= type.getDimSize(d);
   spec.rows = transform.rows;
-  spec.vectorWidth = spec.inner % 4 == 0 ? 4 : spec.inner % 2 == 0 ? 2 : 1;
+  spec.vectorWidth = getVectorWidth(spec.inner);
   spec.threads =
       std::min<int64_t>(256, llvm::alignTo(spec.inner / spec.vectorWidth, 32));
   // Items of 8 tokens at least: 8 independent loads per thread (16 rows of
@@ -203,6 +204,16 @@ static std::string describeThreads(const LowRankKernelSpec &spec) {
          " consecutive channels per thread (vector accesses)";
 }
 
+/// The projection of `op`.
+static BlockTransform getBlockTransform(LowRankOp op) {
+  return {op,
+          op.getInput(),
+          int64_t(op.getDim()),
+          int64_t(op.getBlock()),
+          getKeptWalshRows(op.getBlock(), op.getRank(), op.getSelection()),
+          cast<RankedTensorType>(op.getType())};
+}
+
 static ModuleOp getModule(Operation *op, std::string &reason) {
   ModuleOp module = op->getParentOfType<ModuleOp>();
   if (!module)
@@ -214,13 +225,7 @@ LogicalResult
 mlir::hot::lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
                              const TransformsToGPUOptions &options,
                              LowRankStatistics *statistics) {
-  BlockTransform transform{
-      op,
-      op.getInput(),
-      int64_t(op.getDim()),
-      int64_t(op.getBlock()),
-      getKeptWalshRows(op.getBlock(), op.getRank(), op.getSelection()),
-      cast<RankedTensorType>(op.getType())};
+  BlockTransform transform = getBlockTransform(op);
   std::string reason;
   FailureOr<LowRankKernelSpec> spec =
       getBlockTransformSpec(transform, options, reason);
@@ -339,8 +344,12 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   ModuleOp module = succeeded(spec) ? getModule(op, reason) : nullptr;
   if (!module)
     return failure();
-  int64_t hadamardBlock =
-      input ? getQuantizeSource(input, options).block : int64_t(0);
+  // What the input quantize's kernel would have read: its block, and the
+  // hadamard op to erase once unused.
+  QuantizeSource inputSource;
+  if (input)
+    inputSource = getQuantizeSource(input, options);
+  int64_t hadamardBlock = input ? inputSource.block : int64_t(0);
   bool column = output.getGranularity() == Granularity::PerCol;
 
   LowRankKernelSpec stats = *spec;
@@ -438,7 +447,7 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
     rewriter.replaceOp(q, {values, toTensor(scale)});
   };
   if (input) {
-    HadamardOp hadamard = getQuantizeSource(input, options).hadamard;
+    HadamardOp hadamard = inputSource.hadamard;
     replace(input, qIn, scaleIn);
     if (hadamard && hadamard->use_empty())
       rewriter.eraseOp(hadamard);
@@ -469,13 +478,7 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
 LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
     RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
     Operation *anchor, const TransformsToGPUOptions &options) {
-  BlockTransform transform{
-      op,
-      op.getInput(),
-      int64_t(op.getDim()),
-      int64_t(op.getBlock()),
-      getKeptWalshRows(op.getBlock(), op.getRank(), op.getSelection()),
-      cast<RankedTensorType>(op.getType())};
+  BlockTransform transform = getBlockTransform(op);
   Location loc = op.getLoc();
   FailureOr<std::string> remark =
       launchWithQuantizes(rewriter, transform, input, output, anchor, options);

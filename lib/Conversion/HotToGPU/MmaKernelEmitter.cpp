@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MmaKernelEmitter.h"
+#include "TransformMath.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -134,14 +135,6 @@ void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
   // with N even they are stored as one vector (aligned, and in bounds
   // exactly when the first is).
   bool pairs = spec.n % 2 == 0;
-  auto guarded = [&](Value valid, function_ref<void()> store) {
-    if (!valid)
-      return store();
-    auto guard = scf::IfOp::create(b, valid, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard insertion(b);
-    b.setInsertionPointToStart(guard.thenBlock());
-    store();
-  };
   for (int64_t mi = 0; mi < numM; ++mi)
     for (int64_t h = 0; h < 2; ++h) {
       Value row = add(rowBase, mi * 16 + h * 8);
@@ -176,7 +169,7 @@ void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
           Value colValid = guardCols ? lessThan(col, spec.n) : Value();
           Value pair = vector::FromElementsOp::create(
               b, VectorType::get({2}, epi.resultElementType), values);
-          guarded(andOf(rowValid, colValid), [&] {
+          emitIfThen(b, andOf(rowValid, colValid), [&] {
             auto store =
                 vector::StoreOp::create(b, pair, argC, ValueRange{row, col});
             store.setAlignment(
@@ -188,7 +181,7 @@ void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
         for (int64_t e = 0; e < 2; ++e) {
           Value colE = add(col, e);
           Value colValid = guardCols ? lessThan(colE, spec.n) : Value();
-          guarded(andOf(rowValid, colValid), [&] {
+          emitIfThen(b, andOf(rowValid, colValid), [&] {
             memref::StoreOp::create(b, values[e], argC, ValueRange{row, colE});
           });
         }

@@ -122,6 +122,8 @@ Value mlir::hot::emitQuantizeValue(ImplicitLocOpBuilder &b, Value y,
 
 void mlir::hot::emitIfThen(ImplicitLocOpBuilder &b, Value cond,
                            function_ref<void()> body) {
+  if (!cond)
+    return body();
   auto op = scf::IfOp::create(b, cond, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(op.thenBlock());

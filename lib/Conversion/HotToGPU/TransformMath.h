@@ -39,8 +39,15 @@ Value emitAbsMax(ImplicitLocOpBuilder &b, ArrayRef<Value> v, Value acc);
 /// reduction: every lane gets the result).
 Value emitWarpMax(ImplicitLocOpBuilder &b, Value value);
 
-/// Emits `body` under `scf.if cond` (no results, no else).
+/// Emits `body` under `scf.if cond` (no results, no else); unconditionally
+/// when `cond` is null.
 void emitIfThen(ImplicitLocOpBuilder &b, Value cond, function_ref<void()> body);
+
+/// The vector width of the transform kernels for rows of `n` f32: 4, 2 or 1,
+/// the widest that divides n.
+inline int64_t getVectorWidth(int64_t n) {
+  return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+}
 
 /// arith.maximumf of the `count` values of `partials` (a memref of f32),
 /// in every lane of the warp: lane l reads l, l + 32, ..., then a warp

@@ -50,57 +50,50 @@ static int64_t getChannels(LowRankOp op) {
   return channels;
 }
 
-/// A per-tensor maxabs quantize (not in `claimed`) whose kernel reads the
-/// data of `op`'s input with rows of `op`'s channels: the lowrank kernel can
-/// compute its max|hadamard(x)|, with the hadamard's block across at most
-/// one warp of its threads.
-static QuantizeOp findInputQuantize(LowRankOp op,
-                                    ArrayRef<QuantizeOp> quantizes,
-                                    const llvm::DenseSet<Operation *> &claimed,
-                                    const TransformsToGPUOptions &options) {
-  auto type = cast<RankedTensorType>(op.getInput().getType());
-  if (!type.hasStaticShape())
-    return nullptr;
-  Value root = stripReshapes(op.getInput());
-  int64_t channels = getChannels(op);
-  int64_t width = channels % 4 == 0 ? 4 : channels % 2 == 0 ? 2 : 1;
-  for (QuantizeOp quantize : quantizes) {
-    if (claimed.contains(quantize) || !isPerTensorMaxAbs(quantize))
-      continue;
-    QuantizeSource source = getQuantizeSource(quantize, options);
-    auto sourceType = cast<RankedTensorType>(source.source.getType());
-    if (stripReshapes(source.source) == root &&
-        sourceType.getDimSize(1) == channels &&
-        source.block <= kWarpSize * width)
-      return quantize;
-  }
-  return nullptr;
-}
-
-/// Another per-tensor maxabs quantize (not in `claimed`) whose kernel reads
-/// the data of `output`'s input with the same rows, through a hadamard along
-/// them (or none).
-static QuantizeOp findPairedQuantize(QuantizeOp output,
+/// A per-tensor maxabs quantize (not `exclude`, not in `claimed`) whose
+/// kernel reads the data of `value` (through reshapes) as rows of `cols`,
+/// through a hadamard along them that fits a warp (or none): a kernel that
+/// reads that data with `cols` channels can compute its max|hadamard(x)|.
+static QuantizeOp findQuantizeOfRows(Value value, int64_t cols,
+                                     Operation *exclude,
                                      ArrayRef<QuantizeOp> quantizes,
                                      const llvm::DenseSet<Operation *> &claimed,
                                      const TransformsToGPUOptions &options) {
-  auto type = cast<RankedTensorType>(output.getInput().getType());
-  if (!type.hasStaticShape())
+  if (!cast<RankedTensorType>(value.getType()).hasStaticShape())
     return nullptr;
-  Value root = stripReshapes(output.getInput());
-  int64_t cols = type.getDimSize(1);
-  int64_t width = cols % 4 == 0 ? 4 : cols % 2 == 0 ? 2 : 1;
+  Value root = stripReshapes(value);
   for (QuantizeOp quantize : quantizes) {
-    if (quantize == output || claimed.contains(quantize) ||
+    if (quantize == exclude || claimed.contains(quantize) ||
         !isPerTensorMaxAbs(quantize))
       continue;
     QuantizeSource source = getQuantizeSource(quantize, options);
     auto sourceType = cast<RankedTensorType>(source.source.getType());
     if (stripReshapes(source.source) == root &&
-        sourceType.getDimSize(1) == cols && source.block <= kWarpSize * width)
+        sourceType.getDimSize(1) == cols &&
+        source.block <= kWarpSize * getVectorWidth(cols))
       return quantize;
   }
   return nullptr;
+}
+
+/// The quantize whose statistics the lowrank kernel of `op` can compute
+/// from its input (findQuantizeOfRows).
+static QuantizeOp findInputQuantize(LowRankOp op,
+                                    ArrayRef<QuantizeOp> quantizes,
+                                    const llvm::DenseSet<Operation *> &claimed,
+                                    const TransformsToGPUOptions &options) {
+  return findQuantizeOfRows(op.getInput(), getChannels(op), nullptr, quantizes,
+                            claimed, options);
+}
+
+/// Another quantize of the matrix `output` quantizes (findQuantizeOfRows).
+static QuantizeOp findPairedQuantize(QuantizeOp output,
+                                     ArrayRef<QuantizeOp> quantizes,
+                                     const llvm::DenseSet<Operation *> &claimed,
+                                     const TransformsToGPUOptions &options) {
+  auto type = cast<RankedTensorType>(output.getInput().getType());
+  return findQuantizeOfRows(output.getInput(), type.getDimSize(1), output,
+                            quantizes, claimed, options);
 }
 
 /// A maxabs quantize (not in `claimed`) of `op`'s result, through reshapes
