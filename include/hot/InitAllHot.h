@@ -20,6 +20,7 @@ namespace mlir::hot {
 inline void registerAllHotDialects(DialectRegistry &registry) {
   registry.insert<HotDialect>();
   registerLaunchFuncMemoryEffects(registry);
+  registerSimulatorTargetInterfaceExternalModels(registry);
 }
 
 /// Registers every pass and pipeline of the project with the global registry.

@@ -6,6 +6,7 @@ Usage::
     mod = compile_module(mlir_text)            # hot-opt --hot-lower-to-cpu by default
     y = mod.fn(x, 3)                           # or mod.call("fn", x, 3)
     gpu = compile_module(mlir_text, target="cuda", chip="sm_90")   # the same, on a GPU
+    sim = compile_module(mlir_text, target="simulator", chip="sm_80")  # its kernels, on the CPU
 
 Pipeline
 --------
@@ -25,6 +26,10 @@ Pipeline
    kernels embedded as a fatbin for ``chip``, the same C wrappers and out-params as the CPU
    path) and the library is linked against ``libhot_cuda_runtime.so`` (``find_cuda_runtime``)
    with ``-z defs``: any undefined symbol not in the runtime or libc/libm fails the link.
+   ``target="simulator"`` lowers the same way with ``simulator=1`` (``simulator_pipeline``):
+   the kernels generated for ``chip`` are embedded as a host shared object (``#hot.simulator``)
+   and the library is linked against ``libhot_simulator_runtime.so``
+   (``find_simulator_runtime``), which runs every launch on the CPU, one fiber per GPU thread.
 3. *Caching*: libraries are stored under ``cache_dir`` (default ``$HOT_CACHE_DIR`` or
    ``<repo>/build/cache/runner``) as ``<sha256>.so`` + ``<sha256>.json`` (signatures), keyed by
    the module text, the pipeline, and path/mtime/size of every tool used.  Entries are built in a
@@ -62,7 +67,7 @@ Runner behaviour:
 * Outputs are allocated by the runner (64-byte aligned) and poisoned beforehand -- NaN for
   floats, every byte ``0x5A`` for integers and booleans (``POISON_BYTE``) -- so that outputs the
   code never writes are visible.  For bool outputs inspect ``out.view(np.uint8)``.
-* ``target="cuda"``: inputs and outputs live in managed memory from the runtime's
+* ``target="cuda"`` and ``"simulator"``: inputs and outputs live in managed memory from the runtime's
   ``mgpuMemAlloc(host_shared=true)`` (inputs copied in, outputs poisoned there, copied back into
   numpy arrays after the call, every buffer freed with ``mgpuMemFree``); the generated host code
   synchronizes each launch before it returns.  Loading needs the CUDA driver (``libcuda.so.1``);
@@ -93,6 +98,8 @@ __all__ = [
     "HOT_CPU_PIPELINE",
     "cuda_pipeline",
     "find_cuda_runtime",
+    "find_simulator_runtime",
+    "simulator_pipeline",
     "probe_cuda_device",
     "POISON_BYTE",
     "CompileError",
@@ -157,6 +164,13 @@ def cuda_pipeline(chip: str = "sm_90", format: str = "fatbin") -> list[str]:
             "results-to-out-params=1"]
 
 
+def simulator_pipeline(chip: str = "sm_80") -> list[str]:
+    """``cuda_pipeline(chip)`` with every gpu.module also compiled for the SIMT simulator, whose
+    object is the one embedded (the PTX is generated too; no ptxas run)."""
+    return [f"--hot-lower-to-nvvm=chip={chip} format=isa simulator=1 c-interface=1 "
+            "results-to-out-params=1"]
+
+
 CLANG_FLAGS: list[str] = ["-O2", "-shared", "-fPIC", "-Wno-override-module"]
 LINK_FLAGS: list[str] = [
     f"-L{LLVM_PREFIX / 'lib'}",
@@ -165,7 +179,9 @@ LINK_FLAGS: list[str] = [
     "-lm",
 ]
 
-TARGETS = ("cpu", "cuda")
+TARGETS = ("cpu", "cuda", "simulator")
+# The targets whose kernels run through the mgpu* functions of a runtime library.
+GPU_TARGETS = ("cuda", "simulator")
 
 POISON_BYTE = 0x5A
 ALIGNMENT = 64
@@ -242,6 +258,17 @@ def find_cuda_runtime() -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"CUDA runtime library not found: {path} (set "
                                 f"HOT_CUDA_RUNTIME or build the project with the CUDA toolkit)")
+    return path.resolve()
+
+
+def find_simulator_runtime() -> Path:
+    """``$HOT_SIMULATOR_RUNTIME`` if set, else ``<repo>/build/lib/libhot_simulator_runtime.so``
+    (built with the project on every machine)."""
+    env = os.environ.get("HOT_SIMULATOR_RUNTIME")
+    path = Path(env) if env else REPO_ROOT / "build" / "lib" / "libhot_simulator_runtime.so"
+    if not path.is_file():
+        raise FileNotFoundError(f"simulator runtime library not found: {path} (set "
+                                f"HOT_SIMULATOR_RUNTIME or build the project)")
     return path.resolve()
 
 
@@ -634,8 +661,9 @@ def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
     (default: ``HOT_CPU_PIPELINE`` for hot-opt, ``UPSTREAM_CPU_PIPELINE`` for mlir-opt,
     ``cuda_pipeline(chip)`` for ``target="cuda"``).
     ``cache_dir``: where libraries are cached (default: ``default_cache_dir()``).
-    ``target``: ``"cpu"`` or ``"cuda"`` (kernels for ``chip``, linked against
-    ``find_cuda_runtime()``). ``load=False`` compiles and links only: the module's functions
+    ``target``: ``"cpu"``, ``"cuda"`` (kernels for ``chip``, linked against
+    ``find_cuda_runtime()``) or ``"simulator"`` (the kernels for ``chip`` run on the CPU by
+    ``find_simulator_runtime()``). ``load=False`` compiles and links only: the module's functions
     cannot be called, but no GPU or CUDA driver is needed.
 
     With ``$HOT_PREBUILT_DIR`` set, a cuda library is also copied there, and on a machine with
@@ -657,11 +685,20 @@ def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
         runtime: Optional[Path] = find_cuda_runtime()
         link_flags = _cuda_link_flags(runtime)
         tools = [opt, str(runtime)]
+    elif target == "simulator":
+        opt = _resolve_executable(opt_tool) if opt_tool else find_hot_opt()
+        if opt is None or _is_upstream_opt(opt):
+            raise ValueError("target='simulator' needs hot-opt (--hot-lower-to-nvvm)")
+        passes = (simulator_pipeline(chip) if pipeline is None
+                  else _resolve_pipeline(opt, pipeline))
+        runtime = find_simulator_runtime()
+        link_flags = _cuda_link_flags(runtime)
+        tools = [opt, str(runtime)]
     else:
         opt = _resolve_executable(opt_tool) if opt_tool else default_opt_tool()
         passes = _resolve_pipeline(opt, pipeline)
         runtime, link_flags, tools = None, LINK_FLAGS, [opt]
-    env = _cuda_toolkit_env() if target == "cuda" else None
+    env = _cuda_toolkit_env() if target in GPU_TARGETS else None
     translate = find_llvm_tool("mlir-translate")
     clang = find_llvm_tool("clang")
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
@@ -835,7 +872,7 @@ class _HostBuffers:
 
 
 class _ManagedBuffers(_HostBuffers):
-    """The same in CUDA managed memory from the runtime's ``mgpuMemAlloc`` (the cuda target):
+    """The same in managed memory from the runtime's ``mgpuMemAlloc`` (the GPU targets):
     inputs copied in, outputs poisoned there and copied back, everything freed afterwards."""
 
     def __init__(self, runtime: ctypes.CDLL):
@@ -873,11 +910,11 @@ class _ManagedBuffers(_HostBuffers):
         self._pointers.clear()
 
 
-def _load_cuda_runtime(path: Path) -> ctypes.CDLL:
+def _load_gpu_runtime(path: Path) -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
     except OSError as e:
-        raise RuntimeError(f"cannot load the CUDA runtime {path}: {e} (a GPU module needs the "
+        raise RuntimeError(f"cannot load the GPU runtime {path}: {e} (a CUDA module needs the "
                            f"CUDA driver; probe_cuda_device() says why none is usable)") from e
     lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
     lib.mgpuMemAlloc.restype = ctypes.c_void_p
@@ -988,7 +1025,7 @@ class CompiledModule:
     def __init__(self, library_path: Union[str, os.PathLike],
                  signatures: dict[str, FunctionSignature], *,
                  runtime: Union[None, str, os.PathLike] = None, load: bool = True):
-        """``runtime``: the CUDA runtime a GPU module is linked against (loaded first; calls
+        """``runtime``: the runtime (CUDA or simulator) a GPU module is linked against (loaded first; calls
         then use managed memory). ``load=False``: no dlopen (compile-only checks)."""
         self.library_path = Path(library_path)
         self.signatures = dict(signatures)
@@ -997,7 +1034,7 @@ class CompiledModule:
         self._lib = None
         if load:
             if self.runtime_path is not None:
-                self._runtime = _load_cuda_runtime(self.runtime_path)
+                self._runtime = _load_gpu_runtime(self.runtime_path)
             self._lib = ctypes.CDLL(str(self.library_path))
         self._functions: dict[str, CompiledFunction] = {}
 

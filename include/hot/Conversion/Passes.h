@@ -9,6 +9,7 @@
 
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/HotToLinalg.h"
+#include "hot/Conversion/NVVMToSimulator.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::hot {

@@ -353,4 +353,59 @@ def AllocateManagedMemoryPass
                            "mlir::linalg::LinalgDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// convert-nvvm-to-simulator, hot-attach-simulator-target
+//===----------------------------------------------------------------------===//
+
+def ConvertNVVMToSimulatorPass : Pass<"convert-nvvm-to-simulator"> {
+  let summary = "Turn NVVM kernels into host code for the SIMT simulator";
+  let description = [{
+    Rewrites a symbol table of LLVM-dialect kernels with NVVM ops (the body of
+    a `gpu.module` after `convert-gpu-to-nvvm`) into plain host code that
+    libhot_simulator_runtime.so runs on the CPU, one fiber per GPU thread
+    (`include/hot/Runtime/SimulatorABI.h`):
+
+    - special registers (`nvvm.read.ptx.sreg.*`), `nvvm.barrier0`,
+      `nvvm.shfl.sync`, `nvvm.cp.async.*` (queued until the thread's
+      `wait.group`, as on the hardware), `nvvm.ldmatrix` (m8n8 b16) and
+      integer `nvvm.mma.sync` (s8 m16n8k32, s4 m16n8k64) become calls of the
+      runtime; operands and results that are registers of a warp-wide
+      operation go through stack slots;
+    - shared memory globals (`addr_space = 3`) become offsets into the
+      block's shared window (`__hotsim_shared()`), so that the host compiler
+      cannot keep them private to a thread; dynamic shared memory starts
+      after the static globals, whose size the module exports as
+      `__hotsim_static_shared_bytes`;
+    - every kernel gets an exported `__hotsim_launch_<name>(ptr params)` that
+      unpacks cuLaunchKernel's parameter array, and loses its NVVM/GPU
+      attributes.
+
+    Any other NVVM op, inline PTX, or an external function the runtime does
+    not define (`__nv_*` math beyond HOT_SIMULATOR_NV_MATH) is an error at
+    its location: the simulator never runs a kernel it does not understand.
+    The `#hot.simulator` GPU target runs this pass on a copy of each
+    `gpu.module` before compiling it for the host.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def AttachSimulatorTargetPass
+    : Pass<"hot-attach-simulator-target", "ModuleOp"> {
+  let summary = "Make the SIMT simulator the first target of every gpu.module";
+  let description = [{
+    Puts `#hot.simulator<chip = ..., O = ...>` first in the `targets` of every
+    `gpu.module`, so that `gpu-module-to-binary` compiles each one for the
+    host as well and `gpu.select_object` (the default) embeds that object:
+    the lowered program then runs on libhot_simulator_runtime.so instead of
+    the CUDA driver. `hot-lower-to-nvvm{simulator=true}` runs it after
+    outlining the kernels.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "The chip the kernels were generated for">,
+    Option<"optLevel", "O", "unsigned", /*default=*/"2",
+           "Optimization level of the host compiler">,
+  ];
+}
+
 #endif // HOT_CONVERSION_PASSES_TD

@@ -111,6 +111,12 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
                      "memref arguments (device-accessible, written by a copy "
                      "kernel)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> simulator{
+      *this, "simulator",
+      llvm::cl::desc("Also compile every gpu.module for the SIMT simulator "
+                     "(#hot.simulator, first target, so the one embedded): "
+                     "the program then runs on libhot_simulator_runtime.so"),
+      llvm::cl::init(false)};
 };
 
 /// Options of `hot-training-pipeline`: those of hot-rewrite-backward-matmuls

@@ -71,6 +71,15 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
 
+  // For the simulator, outline every kernel first so that each gpu.module
+  // gets #hot.simulator before nvvm-attach-target appends #nvvm.target.
+  if (options.simulator) {
+    pm.addPass(createGpuKernelOutliningPass());
+    AttachSimulatorTargetPassOptions simulator;
+    simulator.chip = options.chip;
+    pm.addPass(createAttachSimulatorTargetPass(simulator));
+  }
+
   // Upstream's sink: kernel outlining, nvgpu/gpu to NVVM, host code through
   // gpu-to-llvm, kernels serialized.
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -103,4 +103,31 @@ def Hot_LayerAttr : AttrDef<Hot_Dialect, "Layer"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def Hot_SimulatorTargetAttr : AttrDef<Hot_Dialect, "SimulatorTarget"> {
+  let mnemonic = "simulator";
+  let summary = "GPU target: NVVM kernels run by a SIMT simulator on the host";
+  let description = [{
+    A `gpu.module` target (like `#nvvm.target`) whose objects are host shared
+    objects: `gpu-module-to-binary` rewrites a copy of the module with
+    `convert-nvvm-to-simulator`, translates it to LLVM IR and compiles it with
+    clang (`-O<O> -shared`). libhot_simulator_runtime.so implements the
+    `mgpu*` functions that lowered host code calls: it loads such an object
+    and runs each kernel launch block by block, one fiber per GPU thread,
+    with warp-synchronous shuffles, ldmatrix and integer MMA computed from
+    their PTX definitions. So the kernels that `hot-lower-to-nvvm` generates
+    for `chip` run, and are tested, on machines without a GPU.
+
+    ```mlir
+    gpu.module @kernels [#hot.simulator<chip = "sm_80">, #nvvm.target] { ... }
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"unsigned", "2",
+                           "optimization level of the host compiler">:$O,
+    StringRefParameter<"the chip the kernels were generated for",
+                       "\"sm_80\"">:$chip
+  );
+  let assemblyFormat = [{ (`<` struct(params)^ `>`)? }];
+}
+
 #endif // HOT_DIALECT_HOT_HOTATTRS_TD

@@ -1,0 +1,120 @@
+//===- SimulatorABI.h - What simulated kernels call -------------*- C++ -*-===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+//
+// The contract between `convert-nvvm-to-simulator` (which turns NVVM kernels
+// into host code) and libhot_simulator_runtime.so (which runs them, one fiber
+// per GPU thread). Both sides include this header, so the names and the
+// numbering of the runtime calls are defined once.
+//
+// A kernel module compiled for the simulator is a host shared object that
+// exports, for every kernel `K`,
+//   void __hotsim_launch_K(void **params);   // params as in cuLaunchKernel
+// and `uint64_t __hotsim_static_shared_bytes` (its static shared memory: the
+// offset in each block's shared window where dynamic shared memory starts).
+// Everything GPU-specific in the kernels is a call to one of the functions
+// below, or to a libdevice `__nv_*` math function of HOT_SIMULATOR_NV_MATH.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOT_RUNTIME_SIMULATORABI_H
+#define HOT_RUNTIME_SIMULATORABI_H
+
+namespace hot::simulator {
+
+/// Name prefix of the exported launch function of each kernel.
+inline constexpr const char *kLaunchPrefix = "__hotsim_launch_";
+/// Name of the exported static shared memory size of a kernel module.
+inline constexpr const char *kStaticSharedSymbol =
+    "__hotsim_static_shared_bytes";
+/// Alignment of each block's shared memory window (wgmma's 1 KiB swizzles).
+inline constexpr unsigned kSharedAlignment = 1024;
+
+/// `int32_t __hotsim_sreg(int32_t id)`: a special register of the calling
+/// thread.
+enum SpecialRegister : int {
+  TidX = 0,
+  TidY = 1,
+  TidZ = 2,
+  NtidX = 3,
+  NtidY = 4,
+  NtidZ = 5,
+  CtaidX = 6,
+  CtaidY = 7,
+  CtaidZ = 8,
+  NctaidX = 9,
+  NctaidY = 10,
+  NctaidZ = 11,
+  LaneId = 12,
+  WarpId = 13,
+};
+
+/// `int32_t __hotsim_shfl(kind, mask, value, b, c, int32_t *valid)`: the
+/// modes of shfl.sync, numbered as the NVVM dialect's ShflKind.
+enum ShuffleKind : int { Bfly = 0, Up = 1, Down = 2, Idx = 3 };
+
+/// `void __hotsim_mma(kind, satfinite, a, b, c, d)`: the integer MMA shapes
+/// the simulator executes (row.col, s32 accumulators).
+enum MmaKind : int {
+  /// m16n8k32 s8 x s8: a 4 registers, b 2, c and d 4.
+  S8M16N8K32 = 0,
+  /// m16n8k64 s4 x s4 (8 nibbles per register): a 4, b 2, c and d 4.
+  S4M16N8K64 = 1,
+};
+
+} // namespace hot::simulator
+
+/// The runtime calls: X(name, description).
+#define HOT_SIMULATOR_CALLS(X)                                                 \
+  X(__hotsim_sreg, "a special register (tid, ntid, ctaid, nctaid, lane)")      \
+  X(__hotsim_shared, "the block's shared memory window")                       \
+  X(__hotsim_barrier, "bar.sync 0")                                            \
+  X(__hotsim_shfl, "shfl.sync")                                                \
+  X(__hotsim_cp_async, "cp.async (queued until a wait)")                       \
+  X(__hotsim_cp_async_commit, "cp.async.commit_group")                         \
+  X(__hotsim_cp_async_wait, "cp.async.wait_group")                             \
+  X(__hotsim_ldmatrix, "ldmatrix .m8n8 .b16")                                  \
+  X(__hotsim_mma, "mma.sync on integers")
+
+/// The libdevice functions the runtime implements: X(name, C function).
+#define HOT_SIMULATOR_NV_MATH(X)                                               \
+  X(__nv_fabsf, fabsf)                                                         \
+  X(__nv_floorf, floorf)                                                       \
+  X(__nv_ceilf, ceilf)                                                         \
+  X(__nv_roundf, roundf)                                                       \
+  X(__nv_rintf, rintf)                                                         \
+  X(__nv_truncf, truncf)                                                       \
+  X(__nv_sqrtf, sqrtf)                                                         \
+  X(__nv_rsqrtf, rsqrtf)                                                       \
+  X(__nv_expf, expf)                                                           \
+  X(__nv_exp2f, exp2f)                                                         \
+  X(__nv_logf, logf)                                                           \
+  X(__nv_log2f, log2f)                                                         \
+  X(__nv_tanhf, tanhf)                                                         \
+  X(__nv_erff, erff)                                                           \
+  X(__nv_powf, powf)                                                           \
+  X(__nv_fmaxf, fmaxf)                                                         \
+  X(__nv_fminf, fminf)                                                         \
+  X(__nv_fmodf, fmodf)                                                         \
+  X(__nv_fabs, fabs)                                                           \
+  X(__nv_floor, floor)                                                         \
+  X(__nv_ceil, ceil)                                                           \
+  X(__nv_round, round)                                                         \
+  X(__nv_rint, rint)                                                           \
+  X(__nv_trunc, trunc)                                                         \
+  X(__nv_sqrt, sqrt)                                                           \
+  X(__nv_rsqrt, rsqrt)                                                         \
+  X(__nv_exp, exp)                                                             \
+  X(__nv_exp2, exp2)                                                           \
+  X(__nv_log, log)                                                             \
+  X(__nv_log2, log2)                                                           \
+  X(__nv_tanh, tanh)                                                           \
+  X(__nv_erf, erf)                                                             \
+  X(__nv_pow, pow)                                                             \
+  X(__nv_fmax, fmax)                                                           \
+  X(__nv_fmin, fmin)                                                           \
+  X(__nv_fmod, fmod)
+
+#endif // HOT_RUNTIME_SIMULATORABI_H

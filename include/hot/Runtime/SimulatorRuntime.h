@@ -1,0 +1,83 @@
+//===- SimulatorRuntime.h - SIMT simulator of NVPTX kernels -----*- C++ -*-===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+//
+// libhot_simulator_runtime.so runs GPU kernels that were compiled for the host
+// CPU, so that lowered modules run (and are tested) on machines without a GPU.
+//
+// Host side: the same mgpu* entry points as libhot_cuda_runtime.so, declared
+// in CudaRuntime.h (all but hotCudaRuntimeProbe). A "module" is the bytes of
+// an x86-64 ELF shared object that exports, per kernel `k`,
+// `void __hotsim_launch_k(void **params)` and once
+// `uint64_t __hotsim_static_shared_bytes`. Launches are synchronous: every
+// block runs, one after the other, each thread as a fiber; streams and events
+// are placeholders.
+//
+// Device side: the functions below, which the kernel code calls instead of
+// NVVM ops, and the libdevice (__nv_*) math functions (Math.cpp).
+//
+// Errors print "hot_simulator_runtime: <entry>: <message>" on stderr; a
+// kernel error (deadlock, malformed collective) abandons its launch, and
+// later launches run normally. With HOT_SIMULATOR_ABORT_ON_ERROR set in the
+// environment the process aborts at the first error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HOT_RUNTIME_SIMULATORRUNTIME_H
+#define HOT_RUNTIME_SIMULATORRUNTIME_H
+
+#include "hot/Runtime/CudaRuntime.h"
+
+#include <cstdint>
+
+#define HOT_SIMULATOR_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+
+/// Special registers of the calling thread: 0-2 tid.x/y/z, 3-5 ntid (block
+/// dims), 6-8 ctaid, 9-11 nctaid (grid dims), 12 laneid, 13 warpid.
+HOT_SIMULATOR_EXPORT int32_t __hotsim_sreg(int32_t id);
+
+/// The current block's shared memory (128-byte aligned): the static part,
+/// then the dynamic part at the static size rounded up to 16.
+HOT_SIMULATOR_EXPORT void *__hotsim_shared(void);
+
+/// bar.sync 0: waits until every thread of the block that has not exited
+/// waits here.
+HOT_SIMULATOR_EXPORT void __hotsim_barrier(void);
+
+/// shfl.sync.{bfly,up,down,idx}.b32 (kind 0-3, NVVM's ShflKind order): the
+/// value `value` of the source lane; `*valid` (when not null) tells whether
+/// the source lane was in range.
+HOT_SIMULATOR_EXPORT int32_t __hotsim_shfl(int32_t kind, int32_t mask,
+                                           int32_t value, int32_t b, int32_t c,
+                                           int32_t *valid);
+
+/// cp.async.{ca,cg}.shared.global: queues a copy of `srcSize` bytes and a
+/// zero fill up to `size` (4, 8 or 16) in the thread's open group.
+HOT_SIMULATOR_EXPORT void __hotsim_cp_async(void *dst, const void *src,
+                                            int32_t size, int32_t srcSize);
+
+/// cp.async.commit_group: closes the open group.
+HOT_SIMULATOR_EXPORT void __hotsim_cp_async_commit(void);
+
+/// cp.async.wait_group n: performs every committed group of the thread but
+/// the `n` most recent ones.
+HOT_SIMULATOR_EXPORT void __hotsim_cp_async_wait(int32_t n);
+
+/// ldmatrix.sync.aligned.m8n8.x{num}{.trans}.shared.b16 (warp collective):
+/// `addr` is the row this lane supplies; writes `num` registers to `out`.
+HOT_SIMULATOR_EXPORT void __hotsim_ldmatrix(const void *addr, int32_t num,
+                                            int32_t trans, int32_t *out);
+
+/// mma.sync.aligned.row.col{.satfinite}.s32 (warp collective): kind 0 is
+/// m16n8k32 .s8, kind 1 m16n8k64 .s4; a: 4 registers, b: 2, c and d: 4.
+HOT_SIMULATOR_EXPORT void __hotsim_mma(int32_t kind, int32_t satfinite,
+                                       const int32_t *a, const int32_t *b,
+                                       const int32_t *c, int32_t *d);
+
+} // extern "C"
+
+#endif // HOT_RUNTIME_SIMULATORRUNTIME_H

@@ -1,0 +1,64 @@
+// RUN: hot-opt %s -split-input-file -verify-diagnostics \
+// RUN:   --pass-pipeline='builtin.module(gpu.module(convert-nvvm-to-simulator))'
+
+// What the simulator cannot run is an error at its location, never a kernel
+// that silently computes something else.
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  llvm.func @f16_mma(%a: vector<2xf16>, %c: f32) attributes {nvvm.kernel} {
+    // expected-error @+1 {{the simulator runs mma.sync .row.col s8 m16n8k32 and s4 m16n8k64 with s32 accumulators only}}
+    %d = nvvm.mma.sync A[%a, %a, %a, %a] B[%a, %a] C[%c, %c, %c, %c] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    llvm.return
+  }
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  llvm.func @wgmma() attributes {nvvm.kernel} {
+    // expected-error @+1 {{the simulator does not implement 'nvvm.wgmma.fence.aligned'}}
+    nvvm.wgmma.fence.aligned
+    llvm.return
+  }
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  llvm.func @ptx() attributes {nvvm.kernel} {
+    // expected-error @+1 {{the simulator cannot run inline assembly}}
+    llvm.inline_asm has_side_effects "trap;", "" : () -> ()
+    llvm.return
+  }
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  llvm.func @math(%x: f32) attributes {nvvm.kernel} {
+    %y = llvm.call @__nv_cbrtf(%x) : (f32) -> f32
+    llvm.return
+  }
+  // expected-error @+1 {{the simulator runtime does not define @__nv_cbrtf}}
+  llvm.func @__nv_cbrtf(f32) -> f32
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  llvm.func @trans8(%p: !llvm.ptr<3>) attributes {nvvm.kernel} {
+    // expected-error @+1 {{the simulator runs ldmatrix .m8n8 .b16 .x1/.x2/.x4 only}}
+    %r = nvvm.ldmatrix %p {eltType = #nvvm.ld_st_matrix_elt_type<b8>, layout = #nvvm.mma_layout<col>, num = 1 : i32, shape = #nvvm.ld_st_matrix_shape<m = 16, n = 16>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32)>
+    llvm.return
+  }
+}
+}
