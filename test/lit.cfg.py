@@ -46,6 +46,11 @@ llvm_config.add_tool_substitutions(
     [config.llvm_tools_dir],
 )
 
+# The GPU simulator (libhot_simulator_runtime.so, built everywhere) and the
+# host C compiler its tests build kernels and drivers with.
+config.substitutions.append(("%hot_simulator_runtime", config.hot_simulator_runtime))
+config.substitutions.append(("%host_cc", config.host_cc))
+
 # CUDA. The host runtime (libhot_cuda_runtime.so, built where the toolkit is),
 # the toolkit's tools, and the GPU execution tests: feature `cuda` only where
 # a device answers, so that a machine without one reports those tests as

@@ -3,6 +3,7 @@
 import os
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -59,21 +60,47 @@ PREBUILD = os.environ.get("HOT_GPU_PREBUILD") == "1"
 PREBUILD_CAPABILITY = (9, 0)
 
 
-def device_or_skip():
-    """(major, minor) of device 0; skips with the probe's reason when there is no usable GPU.
-    When prebuilding, the target machine's (an H200's) without probing."""
+class Device(NamedTuple):
+    """Where GPU tests run: ``target`` "cuda" (a GPU) or "simulator" (libhot_simulator_runtime.so
+    on the CPU), running the kernels hot-opt generates for ``capability``."""
+    target: str
+    capability: tuple
+
+
+# The simulator runs sm_80's kernels by default: they include the s4 products (m16n8k64).
+SIMULATED_CAPABILITY = (8, 0)
+
+
+def device_or_skip(target="cuda", capability=SIMULATED_CAPABILITY):
+    """The device of ``target``. For "cuda", device 0's capability; skips with the probe's
+    reason when there is no usable GPU (when prebuilding: an H200's, without probing). For
+    "simulator", ``capability``: it needs only hot-opt, clang and the simulator runtime, built
+    with the project, so a missing runtime is a failure, not a skip."""
+    if target == "simulator":
+        if PREBUILD:
+            pytest.skip("the simulator needs no prebuilt libraries")
+        if runner.find_hot_opt() is None:
+            pytest.skip("hot-opt not found: set HOT_OPT or build build/bin/hot-opt")
+        try:
+            runner.find_simulator_runtime()
+        except FileNotFoundError as e:
+            pytest.fail(str(e), pytrace=False)
+        return Device("simulator", tuple(capability))
     if PREBUILD:
-        return PREBUILD_CAPABILITY
+        return Device("cuda", PREBUILD_CAPABILITY)
     capability, why = runner.probe_cuda_device()
     if capability is None:
         pytest.skip(f"no usable CUDA device: {why}")
-    return capability
+    return Device("cuda", tuple(capability))
 
 
-def compile_gpu(text, chip, tmp_path):
-    """``text`` compiled for ``chip`` and loaded; built from hot-opt here, or taken from
-    ``$HOT_PREBUILT_DIR`` where there is no hot-opt. When prebuilding, built (and copied
-    there) and the test skipped."""
+def compile_gpu(text, device, tmp_path, chip=None):
+    """``text`` compiled for ``chip`` (default: the device's) and loaded on ``device``. On a
+    GPU, built from hot-opt here, or taken from ``$HOT_PREBUILT_DIR`` where there is no
+    hot-opt; when prebuilding, built (and copied there) and the test skipped."""
+    chip = chip or _chip(device)
+    if device.target == "simulator":
+        return runner.compile_module(text, target="simulator", chip=chip, cache_dir=tmp_path)
     if runner.find_hot_opt() is None and not os.environ.get(runner.PREBUILT_ENV):
         pytest.skip("hot-opt not found (set HOT_OPT, or HOT_PREBUILT_DIR to prebuilt "
                     "libraries)")
@@ -87,14 +114,18 @@ def compile_gpu(text, chip, tmp_path):
     return runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path)
 
 
-def _chip(capability=None):
-    return f"sm_{capability[0]}{capability[1]}" if capability else "sm_90"
+def _chip(device):
+    return f"sm_{device.capability[0]}{device.capability[1]}"
 
 
-def _arch_specific_chip(capability):
+def arch_specific_chip_or_skip(device):
     """The architecture-specific target of the device where hot-opt has kernels for it (sm_90a:
-    wgmma), else None."""
-    return "sm_90a" if tuple(capability) == (9, 0) else None
+    wgmma); skips otherwise, and on the simulator (which does not run wgmma)."""
+    if device.target == "simulator":
+        pytest.skip("the simulator runs mma.sync, not wgmma (sm_90a)")
+    if tuple(device.capability) != (9, 0):
+        pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
+    return "sm_90a"
 
 
 # The tensor-core kernel on shapes that are no multiple of its tiles (M, N predicated, K padded),

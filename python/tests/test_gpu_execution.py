@@ -1,7 +1,12 @@
 """GPU execution of hot ops lowered by hot-opt --hot-lower-to-nvvm, bit for bit against the
-numpy reference (which the CPU path equals: test_ops_execution.py), through the runner's CUDA
-target.  Every test needs a usable GPU: where the runtime's probe finds none, the whole file is
-skipped with the probe's reason (ctest then reports it as skipped, not passed).
+numpy reference (which the CPU path equals: test_ops_execution.py), on two devices:
+
+* ``cuda``: the runner's CUDA target. It needs a usable GPU: where the runtime's probe finds
+  none, these tests are skipped with the probe's reason (reported as skipped, not passed).
+* ``simulator``: the same kernels (sm_80's, whose products include s4 MMA) run on the CPU by
+  libhot_simulator_runtime.so, one fiber per GPU thread, with shuffles, ldmatrix, cp.async
+  and integer MMA computed from their PTX definitions. These always run; only wgmma (sm_90a) is
+  not simulated.
 
 On a GPU machine without LLVM, the libraries come from $HOT_PREBUILT_DIR, built here by
 bench/gpu/prebuild-tests.sh."""
@@ -10,15 +15,15 @@ import numpy as np
 import pytest
 
 from gpu_cases import (COLS, MODULE, OUT, PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES,
-                       SHARED_GY_SHAPES, _arch_specific_chip, _chip, _int_matmul_module, _same_bits,
-                       _sawb_module, check_per_col_quantize, check_quantize_pair,
+                       SHARED_GY_SHAPES, _chip, _int_matmul_module, _same_bits, _sawb_module,
+                       arch_specific_chip_or_skip, check_per_col_quantize, check_quantize_pair,
                        check_shared_statistics, compile_gpu, device_or_skip)
 from hot import reference
 
 
-@pytest.fixture(scope="module")
-def device():
-    return device_or_skip()
+@pytest.fixture(scope="module", params=["cuda", "simulator"])
+def device(request):
+    return device_or_skip(request.param)
 
 
 @pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])
@@ -26,10 +31,8 @@ def test_gpu_matches_reference(device, tmp_path, arch_specific):
     """Fused hadamard + quantize (nearest and stochastic) and the tensor-core product with its
     fused rescale, bit for bit; with arch_specific, for the device's architecture-specific
     target (sm_90a: the wgmma kernel)."""
-    chip = _arch_specific_chip(device) if arch_specific else _chip(device)
-    if chip is None:
-        pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
-    gpu = compile_gpu(MODULE, chip, tmp_path)
+    chip = arch_specific_chip_or_skip(device) if arch_specific else _chip(device)
+    gpu = compile_gpu(MODULE, device, tmp_path, chip)
     rng = np.random.default_rng(7)
     x = (rng.standard_normal((ROWS, COLS)) * (1 + np.arange(ROWS)[:, None] % 5)).astype(
         np.float32)
@@ -55,8 +58,8 @@ def test_gpu_matches_reference(device, tmp_path, arch_specific):
     _same_bits(y, reference.rescale(reference.int_matmul(a, b, transpose_b=True), sa, sb))
 
 
-def _int_matmul_on_gpu(chip, tmp_path, m, n, k, ta, tb, bits):
-    gpu = compile_gpu(_int_matmul_module(m, n, k, ta, tb, bits), chip, tmp_path)
+def _int_matmul_on_gpu(device, chip, tmp_path, m, n, k, ta, tb, bits):
+    gpu = compile_gpu(_int_matmul_module(m, n, k, ta, tb, bits), device, tmp_path, chip)
     rng = np.random.default_rng([m, n, k, ta, tb, bits])
     a = rng.standard_normal((k, m) if ta else (m, k)).astype(np.float32)
     b = rng.standard_normal((n, k) if tb else (k, n)).astype(np.float32)
@@ -72,7 +75,16 @@ def _int_matmul_on_gpu(chip, tmp_path, m, n, k, ta, tb, bits):
 @pytest.mark.parametrize("m,n,k", SHAPES)
 def test_int_matmul_shapes_on_gpu(device, tmp_path, m, n, k, ta, tb, bits):
     """mma.sync kernels (s4 for 4-bit operands where the chip has INT4 tensor cores)."""
-    _int_matmul_on_gpu(_chip(device), tmp_path, m, n, k, ta, tb, bits)
+    _int_matmul_on_gpu(device, _chip(device), tmp_path, m, n, k, ta, tb, bits)
+
+
+@pytest.mark.parametrize("ta,tb", [(False, True), (True, False)])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_int4_operands_as_s8_simulated(tmp_path, m, n, k, ta, tb):
+    """sm_90 has no INT4 tensor cores: its kernels for 4-bit operands use s8 mma.sync, run on
+    the simulator (the GPU tests run them on an H200)."""
+    device = device_or_skip("simulator", (9, 0))
+    _int_matmul_on_gpu(device, _chip(device), tmp_path, m, n, k, ta, tb, 4)
 
 
 @pytest.mark.parametrize("ta,tb", [(False, True), (False, False), (True, False), (True, True)])
@@ -81,10 +93,8 @@ def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
     """The wgmma kernels of the architecture-specific target (sm_90a on an H100/H200): 8-bit
     operands (4-bit ones take the same s8 kernel). (300, 200, 1000) runs 8 K tiles through the
     4-stage pipeline, refilling every stage."""
-    chip = _arch_specific_chip(device)
-    if chip is None:
-        pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
-    _int_matmul_on_gpu(chip, tmp_path, m, n, k, ta, tb, 8)
+    chip = arch_specific_chip_or_skip(device)
+    _int_matmul_on_gpu(device, chip, tmp_path, m, n, k, ta, tb, 8)
 
 
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])
@@ -96,7 +106,7 @@ def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
     other bits."""
     from test_reference import sawb_near_zero_group
 
-    gpu = compile_gpu(_sawb_module(m, n, granularity, block), _chip(device), tmp_path)
+    gpu = compile_gpu(_sawb_module(m, n, granularity, block), device, tmp_path)
     rng = np.random.default_rng([m, n, block])
     if (m, n) == (64, 256):
         x = sawb_near_zero_group(rng, m * n).reshape(m, n)
@@ -120,10 +130,8 @@ def test_linear_backward_on_gpu(device, tmp_path, arch_specific):
     numpy reference."""
     from hot import demo
 
-    chip = _arch_specific_chip(device) if arch_specific else _chip(device)
-    if chip is None:
-        pytest.skip(f"hot-opt has no architecture-specific kernels for {_chip(device)}")
-    gpu = compile_gpu(demo.EXAMPLE.read_text(), chip, tmp_path)
+    chip = arch_specific_chip_or_skip(device) if arch_specific else _chip(device)
+    gpu = compile_gpu(demo.EXAMPLE.read_text(), device, tmp_path, chip)
     gy, x, w = demo.make_inputs(np.random.default_rng(11))
     seed = 0x5EED_0F_6B
     got = gpu.linear_backward(gy, x, w, seed)
@@ -142,7 +150,7 @@ def test_linear_backward_on_gpu(device, tmp_path, arch_specific):
 def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, block, data,
                                   keep_projection):
     """gy read by both backward paths (check_shared_statistics)."""
-    check_shared_statistics(lambda text: compile_gpu(text, _chip(device), tmp_path), samples,
+    check_shared_statistics(lambda text: compile_gpu(text, device, tmp_path), samples,
                             tokens, channels, block, data, keep_projection)
 
 
@@ -150,7 +158,7 @@ def test_shared_statistics_on_gpu(device, tmp_path, samples, tokens, channels, b
 @pytest.mark.parametrize("m,n", PER_COL_SHAPES)
 def test_per_col_quantize_on_gpu(device, tmp_path, m, n, rounding):
     """per_col maxabs quantize (check_per_col_quantize)."""
-    check_per_col_quantize(lambda text: compile_gpu(text, _chip(device), tmp_path), m, n,
+    check_per_col_quantize(lambda text: compile_gpu(text, device, tmp_path), m, n,
                            rounding)
 
 
@@ -158,5 +166,5 @@ def test_per_col_quantize_on_gpu(device, tmp_path, m, n, rounding):
 @pytest.mark.parametrize("m,n,block", PAIR_SHAPES)
 def test_quantize_pair_on_gpu(device, tmp_path, m, n, block, granularity):
     """A 2-D layer's gy quantized for both paths (check_quantize_pair)."""
-    check_quantize_pair(lambda text: compile_gpu(text, _chip(device), tmp_path), m, n, block,
+    check_quantize_pair(lambda text: compile_gpu(text, device, tmp_path), m, n, block,
                         granularity)

@@ -78,43 +78,105 @@ enum MmaKind : int {
   X(__hotsim_ldmatrix, "ldmatrix .m8n8 .b16")                                  \
   X(__hotsim_mma, "mma.sync on integers")
 
-/// The libdevice functions the runtime implements: X(name, C function).
-#define HOT_SIMULATOR_NV_MATH(X)                                               \
-  X(__nv_fabsf, fabsf)                                                         \
-  X(__nv_floorf, floorf)                                                       \
-  X(__nv_ceilf, ceilf)                                                         \
-  X(__nv_roundf, roundf)                                                       \
-  X(__nv_rintf, rintf)                                                         \
-  X(__nv_truncf, truncf)                                                       \
-  X(__nv_sqrtf, sqrtf)                                                         \
-  X(__nv_rsqrtf, rsqrtf)                                                       \
-  X(__nv_expf, expf)                                                           \
-  X(__nv_exp2f, exp2f)                                                         \
-  X(__nv_logf, logf)                                                           \
-  X(__nv_log2f, log2f)                                                         \
-  X(__nv_tanhf, tanhf)                                                         \
-  X(__nv_erff, erff)                                                           \
-  X(__nv_powf, powf)                                                           \
-  X(__nv_fmaxf, fmaxf)                                                         \
-  X(__nv_fminf, fminf)                                                         \
-  X(__nv_fmodf, fmodf)                                                         \
-  X(__nv_fabs, fabs)                                                           \
-  X(__nv_floor, floor)                                                         \
-  X(__nv_ceil, ceil)                                                           \
-  X(__nv_round, round)                                                         \
-  X(__nv_rint, rint)                                                           \
-  X(__nv_trunc, trunc)                                                         \
-  X(__nv_sqrt, sqrt)                                                           \
-  X(__nv_rsqrt, rsqrt)                                                         \
-  X(__nv_exp, exp)                                                             \
-  X(__nv_exp2, exp2)                                                           \
-  X(__nv_log, log)                                                             \
-  X(__nv_log2, log2)                                                           \
-  X(__nv_tanh, tanh)                                                           \
-  X(__nv_erf, erf)                                                             \
-  X(__nv_pow, pow)                                                             \
-  X(__nv_fmax, fmax)                                                           \
-  X(__nv_fmin, fmin)                                                           \
-  X(__nv_fmod, fmod)
+/// The libdevice functions the runtime implements (lib/Runtime/Simulator/
+/// Math.cpp): X(name). f32 versions end in `f`, f64 ones do not.
+#define HOT_SIMULATOR_NV_MATH(X)\
+  X(__nv_abs)                                                                  \
+  X(__nv_acos)                                                                 \
+  X(__nv_acosf)                                                                \
+  X(__nv_acosh)                                                                \
+  X(__nv_acoshf)                                                               \
+  X(__nv_asin)                                                                 \
+  X(__nv_asinf)                                                                \
+  X(__nv_asinh)                                                                \
+  X(__nv_asinhf)                                                               \
+  X(__nv_atan)                                                                 \
+  X(__nv_atan2)                                                                \
+  X(__nv_atan2f)                                                               \
+  X(__nv_atanf)                                                                \
+  X(__nv_atanh)                                                                \
+  X(__nv_atanhf)                                                               \
+  X(__nv_cbrt)                                                                 \
+  X(__nv_cbrtf)                                                                \
+  X(__nv_ceil)                                                                 \
+  X(__nv_ceilf)                                                                \
+  X(__nv_copysign)                                                             \
+  X(__nv_copysignf)                                                            \
+  X(__nv_cos)                                                                  \
+  X(__nv_cosf)                                                                 \
+  X(__nv_cosh)                                                                 \
+  X(__nv_coshf)                                                                \
+  X(__nv_erf)                                                                  \
+  X(__nv_erfc)                                                                 \
+  X(__nv_erfcf)                                                                \
+  X(__nv_erff)                                                                 \
+  X(__nv_exp)                                                                  \
+  X(__nv_exp10)                                                                \
+  X(__nv_exp10f)                                                               \
+  X(__nv_exp2)                                                                 \
+  X(__nv_exp2f)                                                                \
+  X(__nv_expf)                                                                 \
+  X(__nv_expm1)                                                                \
+  X(__nv_expm1f)                                                               \
+  X(__nv_fabs)                                                                 \
+  X(__nv_fabsf)                                                                \
+  X(__nv_fast_cosf)                                                            \
+  X(__nv_fast_expf)                                                            \
+  X(__nv_fast_log10f)                                                          \
+  X(__nv_fast_log2f)                                                           \
+  X(__nv_fast_logf)                                                            \
+  X(__nv_fast_powf)                                                            \
+  X(__nv_fast_sinf)                                                            \
+  X(__nv_fast_tanf)                                                            \
+  X(__nv_finitef)                                                              \
+  X(__nv_floor)                                                                \
+  X(__nv_floorf)                                                               \
+  X(__nv_fma)                                                                  \
+  X(__nv_fmaf)                                                                 \
+  X(__nv_fmax)                                                                 \
+  X(__nv_fmaxf)                                                                \
+  X(__nv_fmin)                                                                 \
+  X(__nv_fminf)                                                                \
+  X(__nv_fmod)                                                                 \
+  X(__nv_fmodf)                                                                \
+  X(__nv_hypot)                                                                \
+  X(__nv_hypotf)                                                               \
+  X(__nv_isfinited)                                                            \
+  X(__nv_isinfd)                                                               \
+  X(__nv_isinff)                                                               \
+  X(__nv_isnand)                                                               \
+  X(__nv_isnanf)                                                               \
+  X(__nv_log)                                                                  \
+  X(__nv_log10)                                                                \
+  X(__nv_log10f)                                                               \
+  X(__nv_log1p)                                                                \
+  X(__nv_log1pf)                                                               \
+  X(__nv_log2)                                                                 \
+  X(__nv_log2f)                                                                \
+  X(__nv_logf)                                                                 \
+  X(__nv_pow)                                                                  \
+  X(__nv_powf)                                                                 \
+  X(__nv_powi)                                                                 \
+  X(__nv_powif)                                                                \
+  X(__nv_rint)                                                                 \
+  X(__nv_rintf)                                                                \
+  X(__nv_round)                                                                \
+  X(__nv_roundf)                                                               \
+  X(__nv_rsqrt)                                                                \
+  X(__nv_rsqrtf)                                                               \
+  X(__nv_sin)                                                                  \
+  X(__nv_sincos)                                                               \
+  X(__nv_sincosf)                                                              \
+  X(__nv_sinf)                                                                 \
+  X(__nv_sinh)                                                                 \
+  X(__nv_sinhf)                                                                \
+  X(__nv_sqrt)                                                                 \
+  X(__nv_sqrtf)                                                                \
+  X(__nv_tan)                                                                  \
+  X(__nv_tanf)                                                                 \
+  X(__nv_tanh)                                                                 \
+  X(__nv_tanhf)                                                                \
+  X(__nv_trunc)                                                                \
+  X(__nv_truncf)
 
 #endif // HOT_RUNTIME_SIMULATORABI_H

@@ -16,7 +16,8 @@
 // are placeholders.
 //
 // Device side: the functions below, which the kernel code calls instead of
-// NVVM ops, and the libdevice (__nv_*) math functions (Math.cpp).
+// NVVM ops, and the libdevice (__nv_*) math functions (Math.cpp); their names
+// and numbering are SimulatorABI.h's, shared with convert-nvvm-to-simulator.
 //
 // Errors print "hot_simulator_runtime: <entry>: <message>" on stderr; a
 // kernel error (deadlock, malformed collective) abandons its launch, and
@@ -29,6 +30,7 @@
 #define HOT_RUNTIME_SIMULATORRUNTIME_H
 
 #include "hot/Runtime/CudaRuntime.h"
+#include "hot/Runtime/SimulatorABI.h"
 
 #include <cstdint>
 
@@ -36,21 +38,20 @@
 
 extern "C" {
 
-/// Special registers of the calling thread: 0-2 tid.x/y/z, 3-5 ntid (block
-/// dims), 6-8 ctaid, 9-11 nctaid (grid dims), 12 laneid, 13 warpid.
+/// The special register `id` (a SpecialRegister) of the calling thread.
 HOT_SIMULATOR_EXPORT int32_t __hotsim_sreg(int32_t id);
 
-/// The current block's shared memory (128-byte aligned): the static part,
-/// then the dynamic part at the static size rounded up to 16.
+/// The current block's shared memory (kSharedAlignment-aligned): the static
+/// part, then the dynamic part at the static size rounded up to 16.
 HOT_SIMULATOR_EXPORT void *__hotsim_shared(void);
 
 /// bar.sync 0: waits until every thread of the block that has not exited
 /// waits here.
 HOT_SIMULATOR_EXPORT void __hotsim_barrier(void);
 
-/// shfl.sync.{bfly,up,down,idx}.b32 (kind 0-3, NVVM's ShflKind order): the
-/// value `value` of the source lane; `*valid` (when not null) tells whether
-/// the source lane was in range.
+/// shfl.sync.{bfly,up,down,idx}.b32 (`kind`, a ShuffleKind): the `value` of
+/// the source lane; `*valid` (when not null) tells whether the source lane
+/// was in range.
 HOT_SIMULATOR_EXPORT int32_t __hotsim_shfl(int32_t kind, int32_t mask,
                                            int32_t value, int32_t b, int32_t c,
                                            int32_t *valid);
@@ -72,8 +73,8 @@ HOT_SIMULATOR_EXPORT void __hotsim_cp_async_wait(int32_t n);
 HOT_SIMULATOR_EXPORT void __hotsim_ldmatrix(const void *addr, int32_t num,
                                             int32_t trans, int32_t *out);
 
-/// mma.sync.aligned.row.col{.satfinite}.s32 (warp collective): kind 0 is
-/// m16n8k32 .s8, kind 1 m16n8k64 .s4; a: 4 registers, b: 2, c and d: 4.
+/// mma.sync.aligned.row.col{.satfinite}.s32 (warp collective) of `kind`, an
+/// MmaKind; a: 4 registers, b: 2, c and d: 4.
 HOT_SIMULATOR_EXPORT void __hotsim_mma(int32_t kind, int32_t satfinite,
                                        const int32_t *a, const int32_t *b,
                                        const int32_t *c, int32_t *d);

@@ -15,6 +15,7 @@
 #include "hot/Dialect/Hot/HotDialect.h"
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -61,16 +62,25 @@ struct SimulatorTargetModel
   serializeToObject(Attribute attribute, Operation *module,
                     const gpu::TargetOptions &options) const;
 
+  /// The object is labelled with upstream attributes only, so that the
+  /// lowered module stays readable by mlir-translate: the NVVM target of the
+  /// kernels' chip, in the binary format (loaded with mgpuModuleLoad), with
+  /// the property `hot.simulator` (the host triple it was compiled for).
   Attribute createObject(Attribute attribute, Operation *module,
                          const SmallVector<char, 0> &object,
                          const gpu::TargetOptions &options) const {
-    // Always a loadable binary (mgpuModuleLoad), whatever format was asked
-    // for the other targets.
     MLIRContext *ctx = module->getContext();
+    auto target = cast<hot::SimulatorTargetAttr>(attribute);
+    Builder b(ctx);
+    auto properties = b.getDictionaryAttr(b.getNamedAttr(
+        "hot.simulator", b.getStringAttr(llvm::sys::getDefaultTargetTriple())));
     return gpu::ObjectAttr::get(
-        ctx, attribute, gpu::CompilationTarget::Binary,
+        ctx,
+        NVVM::NVVMTargetAttr::get(ctx, target.getO(), "nvptx64-nvidia-cuda",
+                                  target.getChip()),
+        gpu::CompilationTarget::Binary,
         StringAttr::get(ctx, StringRef(object.data(), object.size())),
-        /*properties=*/nullptr, /*kernels=*/nullptr);
+        properties, /*kernels=*/nullptr);
   }
 };
 

@@ -43,11 +43,11 @@ gpu.module @kernels {
 module attributes {gpu.container_module} {
 gpu.module @kernels {
   llvm.func @math(%x: f32) attributes {nvvm.kernel} {
-    %y = llvm.call @__nv_cbrtf(%x) : (f32) -> f32
+    %y = llvm.call @__nv_j0f(%x) : (f32) -> f32
     llvm.return
   }
-  // expected-error @+1 {{the simulator runtime does not define @__nv_cbrtf}}
-  llvm.func @__nv_cbrtf(f32) -> f32
+  // expected-error @+1 {{the simulator runtime does not define @__nv_j0f}}
+  llvm.func @__nv_j0f(f32) -> f32
 }
 }
 
