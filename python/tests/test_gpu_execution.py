@@ -5,8 +5,8 @@ numpy reference (which the CPU path equals: test_ops_execution.py), on two devic
   none, these tests are skipped with the probe's reason (reported as skipped, not passed).
 * ``simulator``: the same kernels (sm_80's, whose products include s4 MMA) run on the CPU by
   libhot_simulator_runtime.so, one fiber per GPU thread, with shuffles, ldmatrix, cp.async
-  and integer MMA computed from their PTX definitions. These always run; only wgmma (sm_90a) is
-  not simulated.
+  and integer MMA (mma.sync, and sm_90a's wgmma from shared-memory descriptors) computed from
+  their PTX definitions. These always run.
 
 On a GPU machine without LLVM, the libraries come from $HOT_PREBUILT_DIR, built here by
 bench/gpu/prebuild-tests.sh."""

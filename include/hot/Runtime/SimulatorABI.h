@@ -29,8 +29,11 @@ inline constexpr const char *kLaunchPrefix = "__hotsim_launch_";
 /// Name of the exported static shared memory size of a kernel module.
 inline constexpr const char *kStaticSharedSymbol =
     "__hotsim_static_shared_bytes";
-/// Alignment of each block's shared memory window (wgmma's 1 KiB swizzles).
-inline constexpr unsigned kSharedAlignment = 1024;
+/// Alignment of each block's shared memory window: 256 KiB, the span of a
+/// shared-state-space address, so that the low 18 bits of a pointer into the
+/// window are its offset there, as a shared address would be (what wgmma
+/// matrix descriptors encode, and what its swizzles XOR).
+inline constexpr unsigned kSharedAlignment = 1u << 18;
 
 /// `int32_t __hotsim_sreg(int32_t id)`: a special register of the calling
 /// thread.
@@ -76,7 +79,10 @@ enum MmaKind : int {
   X(__hotsim_cp_async_commit, "cp.async.commit_group")                         \
   X(__hotsim_cp_async_wait, "cp.async.wait_group")                             \
   X(__hotsim_ldmatrix, "ldmatrix .m8n8 .b16")                                  \
-  X(__hotsim_mma, "mma.sync on integers")
+  X(__hotsim_mma, "mma.sync on integers")                                      \
+  X(__hotsim_wgmma, "wgmma.mma_async m64nNk32 .s32.s8.s8 (warpgroup)")         \
+  X(__hotsim_wgmma_commit, "wgmma.commit_group")                               \
+  X(__hotsim_wgmma_wait, "wgmma.wait_group")
 
 /// The libdevice functions the runtime implements (lib/Runtime/Simulator/
 /// Math.cpp): X(name). f32 versions end in `f`, f64 ones do not.

@@ -79,6 +79,25 @@ HOT_SIMULATOR_EXPORT void __hotsim_mma(int32_t kind, int32_t satfinite,
                                        const int32_t *a, const int32_t *b,
                                        const int32_t *c, int32_t *d);
 
+/// wgmma.mma_async.sync.aligned.m64n{n}k32.s32.s8.s8{.satfinite}, A and B
+/// from shared memory through the matrix descriptors `descA` and `descB`
+/// (both K-major, swizzled), as a collective of the 128 threads of the
+/// calling thread's warpgroup: each passes its n/2 accumulator registers in
+/// `accIn` (read when `scaleD` is 1) and receives them in `accOut` (which may
+/// alias `accIn`). The bytes read stay checked until wgmma.wait_group.
+HOT_SIMULATOR_EXPORT void __hotsim_wgmma(int32_t n, int32_t satfinite,
+                                         int32_t scaleD, uint64_t descA,
+                                         uint64_t descB, const int32_t *accIn,
+                                         int32_t *accOut);
+
+/// wgmma.commit_group: closes the thread's open wgmma-group.
+HOT_SIMULATOR_EXPORT void __hotsim_wgmma_commit(void);
+
+/// wgmma.wait_group n: retires every committed wgmma-group of the thread but
+/// the `n` most recent ones; an error if shared memory that a retired
+/// wgmma.mma_async read has changed since.
+HOT_SIMULATOR_EXPORT void __hotsim_wgmma_wait(int32_t n);
+
 } // extern "C"
 
 #endif // HOT_RUNTIME_SIMULATORRUNTIME_H

@@ -20,6 +20,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Regex.h"
 
 namespace mlir::hot {
 #define GEN_PASS_DEF_CONVERTNVVMTOSIMULATORPASS
@@ -61,6 +62,11 @@ private:
   LogicalResult rewriteShuffle(NVVM::ShflOp op);
   LogicalResult rewriteLdMatrix(NVVM::LdMatrixOp op);
   LogicalResult rewriteMma(NVVM::MmaOp op);
+  LogicalResult rewriteWgmma(NVVM::WgmmaMmaAsyncOp op);
+  LogicalResult rewriteInlineWgmma(LLVM::InlineAsmOp op);
+  /// The call of __hotsim_wgmma replacing `op` (m64n`n`k32 s8).
+  void emitWgmma(Operation *op, int64_t n, bool satfinite, Value scaleD,
+                 Value descA, Value descB, ValueRange accumulators);
 
   Operation *symbolTable;
   OpBuilder b;
@@ -225,9 +231,78 @@ LogicalResult Rewriter::rewriteMma(NVVM::MmaOp op) {
   return success();
 }
 
+void Rewriter::emitWgmma(Operation *op, int64_t n, bool satfinite, Value scaleD,
+                         Value descA, Value descB, ValueRange accumulators) {
+  Location loc = op->getLoc();
+  Value in = spill(op, accumulators);
+  Value out = slot(op, n / 2);
+  call(loc, "__hotsim_wgmma", Type(),
+       {constant(loc, n), constant(loc, satfinite), scaleD, descA, descB, in,
+        out});
+  op->getResult(0).replaceAllUsesWith(
+      reload(loc, out, op->getResult(0).getType(), n / 2));
+  op->erase();
+}
+
+LogicalResult Rewriter::rewriteWgmma(NVVM::WgmmaMmaAsyncOp op) {
+  NVVM::MMAShapeAttr shape = op.getShape();
+  int64_t n = shape.getN();
+  auto accType = dyn_cast<LLVM::LLVMStructType>(op.getInouts().getType());
+  if (op.getTypeA() != NVVM::WGMMATypes::s8 ||
+      op.getTypeB() != NVVM::WGMMATypes::s8 ||
+      op.getTypeD() != NVVM::WGMMATypes::s32 ||
+      op.getLayoutA() != NVVM::MMALayout::row ||
+      op.getLayoutB() != NVVM::MMALayout::col ||
+      op.getScaleA() != NVVM::WGMMAScaleIn::one ||
+      op.getScaleB() != NVVM::WGMMAScaleIn::one || shape.getM() != 64 ||
+      shape.getK() != 32 || n % 8 != 0 || n > 256 || !accType ||
+      accType.getBody().size() != static_cast<size_t>(n / 2))
+    return op.emitError("the simulator runs wgmma.mma_async m64nNk32 "
+                        ".s32.s8.s8 with K-major operands only");
+  SmallVector<Value> accumulators;
+  for (int64_t i = 0; i < n / 2; ++i)
+    accumulators.push_back(LLVM::ExtractValueOp::create(
+        b, op.getLoc(), op.getInouts(), ArrayRef<int64_t>{i}));
+  bool satfinite = op.getSatfinite() == NVVM::MMAIntOverflow::satfinite;
+  Value scaleD =
+      constant(op.getLoc(), op.getScaleD() == NVVM::WGMMAScaleOut::one);
+  emitWgmma(op, n, satfinite, scaleD, op.getDescriptorA(), op.getDescriptorB(),
+            accumulators);
+  return success();
+}
+
+/// convert-nvvm-to-llvm turns nvvm.wgmma.mma_async into inline PTX: n/2
+/// accumulators (tied outputs), the two descriptors, then the scale-d flag,
+/// which `setp.ne.b32 p, $k, 0` tests. That form, for s8, is the one inline
+/// assembly the simulator runs.
+LogicalResult Rewriter::rewriteInlineWgmma(LLVM::InlineAsmOp op) {
+  static const llvm::Regex form(
+      "wgmma\\.mma_async\\.sync\\.aligned\\.m64n([0-9]+)k32\\.s32\\.s8\\.s8"
+      "(\\.satfinite)? ");
+  SmallVector<StringRef> match;
+  int64_t n = 0;
+  if (!form.match(op.getAsmString(), &match) || match[1].getAsInteger(10, n) ||
+      op.getNumResults() != 1 ||
+      op.getNumOperands() != static_cast<unsigned>(n / 2 + 3) ||
+      !op.getAsmString().contains("setp.ne.b32 p, $" + std::to_string(n + 2) +
+                                  ", 0;"))
+    return op.emitError("the simulator cannot run inline assembly");
+  ValueRange operands = op.getOperands();
+  emitWgmma(
+      op, n, !match[2].empty(),
+      LLVM::ZExtOp::create(
+          b, op.getLoc(), i32,
+          LLVM::ICmpOp::create(b, op.getLoc(), LLVM::ICmpPredicate::ne,
+                               operands.back(), constant(op.getLoc(), 0))),
+      operands[n / 2], operands[n / 2 + 1], operands.take_front(n / 2));
+  return success();
+}
+
 LogicalResult Rewriter::rewrite(Operation *op) {
-  if (isa<LLVM::InlineAsmOp>(op))
-    return op->emitError("the simulator cannot run inline assembly");
+  if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
+    b.setInsertionPoint(op);
+    return rewriteInlineWgmma(inlineAsm);
+  }
   if (!isa<NVVM::NVVMDialect>(op->getDialect()))
     return success();
   b.setInsertionPoint(op);
@@ -271,6 +346,27 @@ LogicalResult Rewriter::rewrite(Operation *op) {
     op->erase();
     return success();
   }
+  // Orderings of registers and of the generic and async proxies: the
+  // simulator computes each wgmma when the warpgroup issues it.
+  if (isa<NVVM::WgmmaFenceAlignedOp>(op) ||
+      (isa<NVVM::FenceProxyOp>(op) && cast<NVVM::FenceProxyOp>(op).getKind() ==
+                                          NVVM::ProxyKind::async_shared)) {
+    op->erase();
+    return success();
+  }
+  if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
+    call(loc, "__hotsim_wgmma_commit", Type(), {});
+    op->erase();
+    return success();
+  }
+  if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+    call(loc, "__hotsim_wgmma_wait", Type(),
+         {constant(loc, static_cast<int64_t>(wait.getGroup()))});
+    op->erase();
+    return success();
+  }
+  if (auto wgmma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op))
+    return rewriteWgmma(wgmma);
   if (auto shuffle = dyn_cast<NVVM::ShflOp>(op))
     return rewriteShuffle(shuffle);
   if (auto load = dyn_cast<NVVM::LdMatrixOp>(op))

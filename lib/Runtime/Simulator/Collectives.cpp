@@ -1,4 +1,4 @@
-//===- Collectives.cpp - shfl.sync, ldmatrix and mma.sync -----------------===//
+//===- Collectives.cpp - shfl.sync, ldmatrix, mma.sync; wgmma's plumbing --===//
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
@@ -6,9 +6,11 @@
 //
 // A lane at a warp collective records its operands and blocks; the scheduler
 // performs the collective once all its participants (the lanes of the mask
-// for shfl.sync, the whole warp otherwise) wait at the same one. Semantics
-// as in the PTX ISA, whose sections are cited below by title (and number in
-// PTX ISA 9.0: numbers shift between versions).
+// for shfl.sync, the whole warp otherwise) wait at the same one. Warpgroup
+// collectives (wgmma.mma_async, performed in Wgmma.cpp) wait for the 128
+// threads of the warpgroup likewise. Semantics as in the PTX ISA, whose
+// sections are cited below by title (and number in PTX ISA 9.0: numbers
+// shift between versions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,8 +41,18 @@ bool sameCollective(const Collective &x, const Collective &y) {
     return x.num == y.num && x.trans == y.trans;
   case CollectiveKind::Mma:
     return x.mmaKind == y.mmaKind && x.satfinite == y.satfinite;
+  case CollectiveKind::Wgmma:
+    return x.n == y.n && x.satfinite == y.satfinite && x.scaleD == y.scaleD &&
+           x.descA == y.descA && x.descB == y.descB;
   }
   return false;
+}
+
+std::string describeWgmmaOperands(const Collective &op) {
+  return format("m64n%dk32%s, scale-d %d, descriptors 0x%016llx and 0x%016llx",
+                op.n, op.satfinite ? ".satfinite" : "", op.scaleD,
+                static_cast<unsigned long long>(op.descA),
+                static_cast<unsigned long long>(op.descB));
 }
 
 /// shfl.sync, from the pseudo-code of "Data Movement and Conversion
@@ -180,8 +192,72 @@ std::string perform(CollectiveKind kind, Thread *warp, uint32_t members) {
   case CollectiveKind::Mma:
     performMma(warp);
     return {};
+  case CollectiveKind::Wgmma:
+    break; // resolveWarpgroups.
   }
   return {};
+}
+
+/// Performs the warpgroup collectives whose 128 threads have all arrived.
+/// The PTX ISA requires uniform wgmma.mma_async operands across the
+/// warpgroup ("Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+/// Instructions: wgmma.mma_async"): disagreeing ones are an error at once.
+/// Threads of other warps may be at other collectives meanwhile.
+bool resolveWarpgroups(Block &block, std::string &error) {
+  bool progress = false;
+  int numThreads = static_cast<int>(block.threads.size());
+  for (int base = 0; base < numThreads; base += kWarpgroupSize) {
+    Thread *group = &block.threads[base];
+    int size = std::min(kWarpgroupSize, numThreads - base);
+    auto waiting = [&](int i) {
+      return group[i].wait == Wait::Collective &&
+             isWarpgroupCollective(group[i].op.kind);
+    };
+    int first = 0;
+    while (first < size && !waiting(first))
+      ++first;
+    if (first == size)
+      continue;
+    const Collective &op = group[first].op;
+    auto what = [&] {
+      return format("%s of thread %d", describeWait(group[first]).c_str(),
+                    base + first);
+    };
+    if (size < kWarpgroupSize) {
+      error =
+          what() + format(" needs thread %d, but warpgroup %d has %d threads",
+                          base + size, base / kWarpgroupSize, size);
+      return false;
+    }
+    bool ready = true;
+    for (int i = 0; i < size; ++i) {
+      if (group[i].wait == Wait::Exited) {
+        error = what() + format(" needs thread %d, which has exited", base + i);
+        return false;
+      }
+      if (!waiting(i)) {
+        ready = false;
+      } else if (!sameCollective(group[i].op, op)) {
+        error = format("warpgroup %d disagrees on wgmma.mma_async: thread "
+                       "%d has %s; thread %d has %s",
+                       base / kWarpgroupSize, base + first,
+                       describeWgmmaOperands(op).c_str(), base + i,
+                       describeWgmmaOperands(group[i].op).c_str());
+        return false;
+      }
+    }
+    if (!ready)
+      continue;
+    std::string failure = performWgmma(block, group);
+    if (!failure.empty()) {
+      error = what() + ": " + failure;
+      return false;
+    }
+    for (int i = 0; i < size; ++i)
+      group[i].wait = Wait::Runnable;
+    progress = true;
+  }
+  return progress;
 }
 } // namespace
 
@@ -193,7 +269,8 @@ bool hot::simulator::resolveCollectives(Block &block, std::string &error,
     Thread *warp = &block.threads[base];
     int lanes = std::min(kWarpSize, numThreads - base);
     for (int lane = 0; lane < lanes; ++lane) {
-      if (warp[lane].wait != Wait::Collective)
+      if (warp[lane].wait != Wait::Collective ||
+          isWarpgroupCollective(warp[lane].op.kind))
         continue;
       const Collective &op = warp[lane].op;
       uint32_t members = participants(op);
@@ -242,7 +319,7 @@ bool hot::simulator::resolveCollectives(Block &block, std::string &error,
       progress = true;
     }
   }
-  return progress;
+  return resolveWarpgroups(block, error) || progress;
 }
 
 std::string hot::simulator::describeWait(const Thread &thread) {
@@ -267,6 +344,8 @@ std::string hot::simulator::describeWait(const Thread &thread) {
     return format("mma.sync.%s%s",
                   op.mmaKind == S8M16N8K32 ? "m16n8k32.s8" : "m16n8k64.s4",
                   op.satfinite ? ".satfinite" : "");
+  case CollectiveKind::Wgmma:
+    return format("wgmma.mma_async m64n%dk32", op.n);
   }
   return "?";
 }

@@ -75,8 +75,10 @@ std::string where(const Block &block) {
 void fiberMain() {
   Thread &thread = *sim.current;
   sim.block.launch->kernel->entry(sim.block.launch->params);
-  // The hardware completes a thread's outstanding copies eventually.
+  // The hardware completes a thread's outstanding copies eventually, and its
+  // wgmma.mma_async operations read shared memory until they complete.
   performAsyncCopies(thread, UINT64_MAX);
+  retireWgmmas("mgpuLaunchKernel", thread, UINT64_MAX);
   thread.wait = Wait::Exited;
   swapcontext(&thread.context, &sim.scheduler);
   __builtin_unreachable(); // Exited threads are never resumed.
@@ -108,13 +110,15 @@ std::string describeThreads(const Block &block) {
 }
 
 /// Runs the current block to completion; false after an error (reported).
-bool runBlock(const char *entry, size_t sharedBytes) {
+bool runBlock(const char *entry) {
   Block &block = sim.block;
   for (size_t i = 0; i < block.threads.size(); ++i) {
     Thread &thread = block.threads[i];
     thread.wait = Wait::Runnable;
     thread.copies.clear();
     thread.committedGroups = 0;
+    thread.wgmmas.clear();
+    thread.committedWgmmaGroups = 0;
     getcontext(&thread.context);
     thread.context.uc_stack.ss_sp = sim.stacks[i]->bottom();
     thread.context.uc_stack.ss_size = kStackBytes;
@@ -123,7 +127,7 @@ bool runBlock(const char *entry, size_t sharedBytes) {
   }
   // Real shared memory starts with whatever the previous block left: poison
   // it (NaN as f32, -1 as integers) so that reading it unwritten shows.
-  std::memset(block.shared, 0xFF, sharedBytes);
+  std::memset(block.shared, 0xFF, block.sharedBytes);
 
   for (;;) {
     for (Thread &thread : block.threads) {
@@ -195,6 +199,7 @@ bool hot::simulator::runLaunch(const Launch &launch) {
     sim.sharedCapacity = capacity;
   }
   block.shared = sim.shared.get();
+  block.sharedBytes = sharedBytes;
   block.launch = &launch;
   sim.abandoned = false;
 
@@ -205,7 +210,7 @@ bool hot::simulator::runLaunch(const Launch &launch) {
         block.ctaid[0] = x;
         block.ctaid[1] = y;
         block.ctaid[2] = z;
-        ok = runBlock(entry, sharedBytes);
+        ok = runBlock(entry);
       }
   block.launch = nullptr;
   return ok;

@@ -6,8 +6,9 @@
 //
 // Internal to libhot_simulator_runtime.so. Every thread of a block is a fiber
 // on its own stack. The scheduler runs each runnable fiber until it returns
-// or blocks at a barrier or a warp collective, then releases what can be
-// released, and repeats; a round that releases nothing is a deadlock.
+// or blocks at a barrier, a warp collective or a warpgroup collective, then
+// releases what can be released, and repeats; a round that releases nothing
+// is a deadlock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #define HOT_LIB_RUNTIME_SIMULATOR_SCHEDULER_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,14 +25,21 @@
 namespace hot::simulator {
 
 constexpr int kWarpSize = 32;
+/// The threads of a warpgroup (wgmma's collectives): 4 consecutive warps.
+constexpr int kWarpgroupSize = 4 * kWarpSize;
 
 /// What a thread is waiting at.
 enum class Wait : uint8_t { Runnable, Barrier, Collective, Exited };
 
-enum class CollectiveKind : uint8_t { Shfl, Ldmatrix, Mma };
+/// Warp collectives, then warpgroup ones (isWarpgroupCollective).
+enum class CollectiveKind : uint8_t { Shfl, Ldmatrix, Mma, Wgmma };
 
-/// The operands a lane brings to a warp collective, and its results. Pointers
-/// into the lane's stack stay valid while it waits.
+inline bool isWarpgroupCollective(CollectiveKind kind) {
+  return kind == CollectiveKind::Wgmma;
+}
+
+/// The operands a thread brings to a collective, and its results. Pointers
+/// into the thread's stack stay valid while it waits.
 struct Collective {
   CollectiveKind kind = CollectiveKind::Shfl;
   // shfl.sync: mode (0 bfly, 1 up, 2 down, 3 idx), operands, results.
@@ -44,6 +53,10 @@ struct Collective {
   int32_t mmaKind = 0, satfinite = 0;
   const int32_t *a = nullptr, *bFrag = nullptr, *cFrag = nullptr;
   int32_t *d = nullptr;
+  // wgmma.mma_async: N, scale-d and the descriptors of A and B; .satfinite
+  // and the accumulators (in: cFrag, out: d) as for mma.
+  int32_t n = 0, scaleD = 0;
+  uint64_t descA = 0, descB = 0;
 };
 
 /// One queued cp.async: `group` is the number of commit_groups the thread
@@ -55,6 +68,16 @@ struct AsyncCopy {
   uint64_t group;
 };
 
+/// What a wgmma.mma_async read from shared memory (Wgmma.cpp), shared by
+/// the threads of its warpgroup.
+struct WgmmaRead;
+
+/// A wgmma.mma_async a thread has not retired: `group` as for AsyncCopy.
+struct PendingWgmma {
+  std::shared_ptr<WgmmaRead> read;
+  uint64_t group;
+};
+
 struct Thread {
   ucontext_t context;
   int32_t linear = 0; // x + y * ntid.x + z * ntid.x * ntid.y
@@ -63,6 +86,8 @@ struct Thread {
   Collective op;
   std::vector<AsyncCopy> copies; // In issue order.
   uint64_t committedGroups = 0;
+  std::vector<PendingWgmma> wgmmas; // In issue order.
+  uint64_t committedWgmmaGroups = 0;
 };
 
 /// A kernel of a loaded module.
@@ -84,6 +109,7 @@ struct Block {
   const Launch *launch = nullptr;
   int32_t ctaid[3] = {0, 0, 0};
   char *shared = nullptr;
+  size_t sharedBytes = 0; // Static and dynamic.
   std::vector<Thread> threads;
 };
 
@@ -101,9 +127,10 @@ void waitAt(Thread &thread, Wait wait);
 /// Reports an error of the calling kernel thread and abandons the launch.
 [[noreturn]] void abandonLaunch(const char *entry, const std::string &message);
 
-/// Performs the warp collectives of `block` whose participants have all
-/// arrived and agree; true when it performed any. A malformed one (exited
-/// participant, non-full warp, ...) sets `error`; participants that all
+/// Performs the warp and warpgroup collectives of `block` whose participants
+/// have all arrived and agree; true when it performed any. A malformed one
+/// (exited participant, non-full warp or warpgroup, wgmma operands that
+/// differ between threads, ...) sets `error`; warp participants that all
 /// arrived but disagree set `mismatch` (an error only when nothing else can
 /// progress). Collectives.cpp.
 bool resolveCollectives(Block &block, std::string &error,
@@ -116,6 +143,16 @@ std::string describeWait(const Thread &thread);
 /// commit number `group` (UINT64_MAX: all, the open group included).
 /// AsyncCopy.cpp.
 void performAsyncCopies(Thread &thread, uint64_t group);
+
+/// Performs the wgmma.mma_async at which the 128 threads from `warpgroup`
+/// wait (and agree); a message on failure. Wgmma.cpp.
+std::string performWgmma(Block &block, Thread *warpgroup);
+
+/// Retires, in issue order, the wgmma.mma_async operations of the calling
+/// `thread` issued before its commit number `group` (UINT64_MAX: all);
+/// abandons the launch if the shared memory one read has changed when its
+/// last thread retires it. Wgmma.cpp.
+void retireWgmmas(const char *entry, Thread &thread, uint64_t group);
 
 } // namespace hot::simulator
 

@@ -18,9 +18,9 @@ gpu.module @kernels {
 
 module attributes {gpu.container_module} {
 gpu.module @kernels {
-  llvm.func @wgmma() attributes {nvvm.kernel} {
-    // expected-error @+1 {{the simulator does not implement 'nvvm.wgmma.fence.aligned'}}
-    nvvm.wgmma.fence.aligned
+  llvm.func @vote(%mask: i32, %p: i1) attributes {nvvm.kernel} {
+    // expected-error @+1 {{the simulator does not implement 'nvvm.vote.sync'}}
+    %r = nvvm.vote.sync ballot %mask, %p -> i32
     llvm.return
   }
 }
@@ -58,6 +58,18 @@ gpu.module @kernels {
   llvm.func @trans8(%p: !llvm.ptr<3>) attributes {nvvm.kernel} {
     // expected-error @+1 {{the simulator runs ldmatrix .m8n8 .b16 .x1/.x2/.x4 only}}
     %r = nvvm.ldmatrix %p {eltType = #nvvm.ld_st_matrix_elt_type<b8>, layout = #nvvm.mma_layout<col>, num = 1 : i32, shape = #nvvm.ld_st_matrix_shape<m = 16, n = 16>} : (!llvm.ptr<3>) -> !llvm.struct<(i32, i32)>
+    llvm.return
+  }
+}
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  llvm.func @wgmma_f16(%acc: !llvm.struct<(f32, f32, f32, f32)>, %da: i64, %db: i64) attributes {nvvm.kernel} {
+    // expected-error @+1 {{the simulator runs wgmma.mma_async m64nNk32 .s32.s8.s8 with K-major operands only}}
+    %r = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D [<f32>, <one>, <wrapped>], A [<f16>, <one>, <row>], B [<f16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
     llvm.return
   }
 }

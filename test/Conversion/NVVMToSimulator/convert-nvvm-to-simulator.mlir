@@ -99,6 +99,27 @@ gpu.module @kernels {
   // CHECK: %[[V1:.*]] = llvm.load %[[A1]] : !llvm.ptr -> i64
   // CHECK: llvm.call @k(%[[V0]], %[[V1]]) : (!llvm.ptr, i64) -> ()
 
+  // wgmma: the fences go (each wgmma is computed when the warpgroup issues
+  // it); the accumulators go through stack slots.
+  // CHECK-LABEL: llvm.func @warpgroup(
+  // CHECK-NOT: nvvm.
+  // CHECK: %[[N:.*]] = llvm.mlir.constant(8 : i32) : i32
+  // CHECK: %[[SAT:.*]] = llvm.mlir.constant(1 : i32) : i32
+  // CHECK: %[[SCALE:.*]] = llvm.mlir.constant(1 : i32) : i32
+  // CHECK: llvm.call @__hotsim_wgmma(%[[N]], %[[SAT]], %[[SCALE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32, i64, i64, !llvm.ptr, !llvm.ptr) -> ()
+  // CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr -> i32
+  // CHECK: llvm.call @__hotsim_wgmma_commit() : () -> ()
+  // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+  // CHECK: llvm.call @__hotsim_wgmma_wait(%[[ONE]]) : (i32) -> ()
+  llvm.func @warpgroup(%acc: !llvm.struct<(i32, i32, i32, i32)>, %da: i64, %db: i64) attributes {nvvm.kernel} {
+    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+    nvvm.wgmma.fence.aligned
+    %r = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 32>, D [<s32>, <one>, <satfinite>], A [<s8>, <one>, <row>], B [<s8>, <one>, <col>] : !llvm.struct<(i32, i32, i32, i32)> -> !llvm.struct<(i32, i32, i32, i32)>
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 1
+    llvm.return
+  }
+
   // CHECK: llvm.mlir.global external constant @__hotsim_static_shared_bytes(256 : i64)
 }
 }

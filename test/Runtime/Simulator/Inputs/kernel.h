@@ -28,6 +28,11 @@ void __hotsim_ldmatrix(const void *addr, int32_t num, int32_t trans,
                        int32_t *out);
 void __hotsim_mma(int32_t kind, int32_t satfinite, const int32_t *a,
                   const int32_t *b, const int32_t *c, int32_t *d);
+void __hotsim_wgmma(int32_t n, int32_t satfinite, int32_t scaleD,
+                    uint64_t descA, uint64_t descB, const int32_t *accIn,
+                    int32_t *accOut);
+void __hotsim_wgmma_commit(void);
+void __hotsim_wgmma_wait(int32_t n);
 
 enum {
   TID_X,
