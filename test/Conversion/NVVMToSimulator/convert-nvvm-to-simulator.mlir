@@ -103,9 +103,9 @@ gpu.module @kernels {
   // it); the accumulators go through stack slots.
   // CHECK-LABEL: llvm.func @warpgroup(
   // CHECK-NOT: nvvm.
+  // CHECK: %[[SCALE:.*]] = llvm.mlir.constant(1 : i32) : i32
   // CHECK: %[[N:.*]] = llvm.mlir.constant(8 : i32) : i32
   // CHECK: %[[SAT:.*]] = llvm.mlir.constant(1 : i32) : i32
-  // CHECK: %[[SCALE:.*]] = llvm.mlir.constant(1 : i32) : i32
   // CHECK: llvm.call @__hotsim_wgmma(%[[N]], %[[SAT]], %[[SCALE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (i32, i32, i32, i64, i64, !llvm.ptr, !llvm.ptr) -> ()
   // CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr -> i32
   // CHECK: llvm.call @__hotsim_wgmma_commit() : () -> ()
@@ -117,6 +117,21 @@ gpu.module @kernels {
     %r = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 32>, D [<s32>, <one>, <satfinite>], A [<s8>, <one>, <row>], B [<s8>, <one>, <col>] : !llvm.struct<(i32, i32, i32, i32)> -> !llvm.struct<(i32, i32, i32, i32)>
     nvvm.wgmma.commit.group.sync.aligned
     nvvm.wgmma.wait.group.sync.aligned 1
+    llvm.return
+  }
+
+  // The inline PTX that convert-nvvm-to-llvm makes of nvvm.wgmma.mma_async:
+  // the scale-d operand is tested against 0.
+  // CHECK-LABEL: llvm.func @inline_wgmma(
+  // CHECK-SAME: %[[D0:[^:]*]]: i32, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: i32, %[[DA:.*]]: i64, %[[DB:.*]]: i64, %[[S:.*]]: i32)
+  // CHECK-NOT: llvm.inline_asm
+  // CHECK: %[[NZ:.*]] = llvm.icmp "ne" %[[S]], %{{.*}} : i32
+  // CHECK: %[[FLAG:.*]] = llvm.zext %[[NZ]] : i1 to i32
+  // CHECK: %[[N8:.*]] = llvm.mlir.constant(8 : i32) : i32
+  // CHECK: %[[WRAP:.*]] = llvm.mlir.constant(0 : i32) : i32
+  // CHECK: llvm.call @__hotsim_wgmma(%[[N8]], %[[WRAP]], %[[FLAG]], %[[DA]], %[[DB]], %{{.*}}, %{{.*}})
+  llvm.func @inline_wgmma(%d0: i32, %d1: i32, %d2: i32, %d3: i32, %da: i64, %db: i64, %scale: i32) attributes {nvvm.kernel} {
+    %r = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $10, 0;\0Awgmma.mma_async.sync.aligned.m64n8k32.s32.s8.s8 {$0, $1, $2, $3}, $8, $9, p;\0A}\0A", "=r,=r,=r,=r,0,1,2,3,l,l,n" %d0, %d1, %d2, %d3, %da, %db, %scale : (i32, i32, i32, i32, i64, i64, i32) -> !llvm.struct<(i32, i32, i32, i32)>
     llvm.return
   }
 
