@@ -250,26 +250,28 @@ def default_opt_tool() -> str:
     return find_hot_opt() or find_llvm_tool("mlir-opt")
 
 
+def _find_runtime(env_var: str, name: str, what: str, build_hint: str) -> Path:
+    """``$env_var`` if set, else ``<repo>/build/lib/lib<name>.so``; it must exist."""
+    env = os.environ.get(env_var)
+    path = Path(env) if env else REPO_ROOT / "build" / "lib" / f"lib{name}.so"
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} runtime library not found: {path} (set {env_var} or "
+                                f"{build_hint})")
+    return path.resolve()
+
+
 def find_cuda_runtime() -> Path:
     """``$HOT_CUDA_RUNTIME`` if set, else ``<repo>/build/lib/libhot_cuda_runtime.so`` (must
     exist: build it where the CUDA toolkit is)."""
-    env = os.environ.get("HOT_CUDA_RUNTIME")
-    path = Path(env) if env else REPO_ROOT / "build" / "lib" / "libhot_cuda_runtime.so"
-    if not path.is_file():
-        raise FileNotFoundError(f"CUDA runtime library not found: {path} (set "
-                                f"HOT_CUDA_RUNTIME or build the project with the CUDA toolkit)")
-    return path.resolve()
+    return _find_runtime("HOT_CUDA_RUNTIME", "hot_cuda_runtime", "CUDA",
+                         "build the project with the CUDA toolkit")
 
 
 def find_simulator_runtime() -> Path:
     """``$HOT_SIMULATOR_RUNTIME`` if set, else ``<repo>/build/lib/libhot_simulator_runtime.so``
     (built with the project on every machine)."""
-    env = os.environ.get("HOT_SIMULATOR_RUNTIME")
-    path = Path(env) if env else REPO_ROOT / "build" / "lib" / "libhot_simulator_runtime.so"
-    if not path.is_file():
-        raise FileNotFoundError(f"simulator runtime library not found: {path} (set "
-                                f"HOT_SIMULATOR_RUNTIME or build the project)")
-    return path.resolve()
+    return _find_runtime("HOT_SIMULATOR_RUNTIME", "hot_simulator_runtime", "simulator",
+                         "build the project")
 
 
 _CUDA_PROBE = """
@@ -673,25 +675,19 @@ def compile_module(mlir_text: str, *, opt_tool: Optional[str] = None,
     if target not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
     prebuilt = os.environ.get(PREBUILT_ENV)
-    if target == "cuda":
+    if target in GPU_TARGETS:
+        default_pipeline, find_runtime = ((cuda_pipeline, find_cuda_runtime) if target == "cuda"
+                                          else (simulator_pipeline, find_simulator_runtime))
         opt = _resolve_executable(opt_tool) if opt_tool else find_hot_opt()
-        if opt is None and prebuilt and not opt_tool:
+        if target == "cuda" and opt is None and prebuilt and not opt_tool:
             # A machine with the GPU but no LLVM: the library was built elsewhere.
             passes = cuda_pipeline(chip) if pipeline is None else _resolve_pipeline("", pipeline)
             return _load_prebuilt(Path(prebuilt), mlir_text, passes, target, load)
         if opt is None or _is_upstream_opt(opt):
-            raise ValueError("target='cuda' needs hot-opt (its --hot-lower-to-nvvm pipeline)")
-        passes = cuda_pipeline(chip) if pipeline is None else _resolve_pipeline(opt, pipeline)
-        runtime: Optional[Path] = find_cuda_runtime()
-        link_flags = _cuda_link_flags(runtime)
-        tools = [opt, str(runtime)]
-    elif target == "simulator":
-        opt = _resolve_executable(opt_tool) if opt_tool else find_hot_opt()
-        if opt is None or _is_upstream_opt(opt):
-            raise ValueError("target='simulator' needs hot-opt (--hot-lower-to-nvvm)")
-        passes = (simulator_pipeline(chip) if pipeline is None
-                  else _resolve_pipeline(opt, pipeline))
-        runtime = find_simulator_runtime()
+            raise ValueError(f"target={target!r} needs hot-opt (its --hot-lower-to-nvvm "
+                             "pipeline)")
+        passes = default_pipeline(chip) if pipeline is None else _resolve_pipeline(opt, pipeline)
+        runtime: Optional[Path] = find_runtime()
         link_flags = _cuda_link_flags(runtime)
         tools = [opt, str(runtime)]
     else:
@@ -1035,7 +1031,10 @@ class CompiledModule:
         if load:
             if self.runtime_path is not None:
                 self._runtime = _load_gpu_runtime(self.runtime_path)
-            self._lib = ctypes.CDLL(str(self.library_path))
+            # A GPU library binds its mgpu* calls to the runtime it was linked against even
+            # where another runtime (CUDA, simulator) was loaded first into this process.
+            mode = os.RTLD_DEEPBIND if self.runtime_path is not None else ctypes.DEFAULT_MODE
+            self._lib = ctypes.CDLL(str(self.library_path), mode=mode)
         self._functions: dict[str, CompiledFunction] = {}
 
     @property

@@ -55,10 +55,14 @@ extern "C" void __hotsim_cp_async_commit(void) {
 
 extern "C" void __hotsim_cp_async_wait(int32_t n) {
   Thread &thread = currentThread(__func__);
+  performAsyncCopies(thread,
+                     groupsToRetire(__func__, thread.committedGroups, n));
+}
+
+uint64_t hot::simulator::groupsToRetire(const char *entry, uint64_t committed,
+                                        int32_t n) {
   if (n < 0)
-    abandonLaunch(__func__, format("cp.async.wait_group %d", n));
+    abandonLaunch(entry, format("wait_group %d: negative", n));
   uint64_t pending = static_cast<uint64_t>(n);
-  performAsyncCopies(thread, thread.committedGroups > pending
-                                 ? thread.committedGroups - pending
-                                 : 0);
+  return committed > pending ? committed - pending : 0;
 }

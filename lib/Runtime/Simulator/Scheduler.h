@@ -144,6 +144,10 @@ std::string describeWait(const Thread &thread);
 /// AsyncCopy.cpp.
 void performAsyncCopies(Thread &thread, uint64_t group);
 
+/// The commit number before which `wait_group n` retires every group (all but
+/// the newest n of `committed`); aborts the launch for a negative n.
+uint64_t groupsToRetire(const char *entry, uint64_t committed, int32_t n);
+
 /// Performs the wgmma.mma_async at which the 128 threads from `warpgroup`
 /// wait (and agree); a message on failure. Wgmma.cpp.
 std::string performWgmma(Block &block, Thread *warpgroup);

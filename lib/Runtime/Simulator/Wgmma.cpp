@@ -215,11 +215,6 @@ extern "C" void __hotsim_wgmma_commit(void) {
 
 extern "C" void __hotsim_wgmma_wait(int32_t n) {
   Thread &thread = currentThread(__func__);
-  if (n < 0)
-    abandonLaunch(__func__, format("wgmma.wait_group %d", n));
-  uint64_t pending = static_cast<uint64_t>(n);
   retireWgmmas(__func__, thread,
-               thread.committedWgmmaGroups > pending
-                   ? thread.committedWgmmaGroups - pending
-                   : 0);
+               groupsToRetire(__func__, thread.committedWgmmaGroups, n));
 }
