@@ -611,3 +611,33 @@ def rescale(acc, row_scale, col_scale, dtype=np.float32):
     with np.errstate(all="ignore"):  # non-finite scales propagate as specified
         y = ((acc.astype(np.float32) * rs).astype(np.float32) * cs).astype(np.float32)
         return y.astype(dtype)
+
+
+def _wrap_i64(value):
+    return (int(value) + 2**63) % 2**64 - 2**63
+
+
+def linear_backward(x3, w, gy3, seed, gx_granularity="per_tensor",
+                    gw_granularity="per_tensor", gx_block=16, hla_block=16, hla_rank=8):
+    """One linear layer's backward as ``hot-rewrite-backward-matmuls`` rewrites it
+    (hot-method.md section 3): x3 [B, T, I], w [O, I] and gy3 [B, T, O] float32 give
+    ``(gx [B*T, I], gw [O, I])``, both float32. The gx Hadamard block is ``gx_block`` capped
+    by the largest power of two dividing O; HLA runs along each sample's T tokens with a
+    pass-through tail; the k-th rewritten product (gx first) is seeded ``seed + (k << 32)``,
+    wrapping like i64.
+    """
+    x3, w, gy3 = (_f32_array(a, n) for a, n in ((x3, "x3"), (w, "w"), (gy3, "gy3")))
+    out = w.shape[0]
+    block = min(gx_block, out & -out)
+    gy = gy3.reshape(-1, out)
+    qg, sg = quantize(hadamard(gy, 1, block), 4, gx_granularity, "maxabs", "stochastic",
+                      _wrap_i64(seed + (1 << 32)))
+    qw, sw = quantize(hadamard(w, 0, block), 4, "per_tensor", "sawb", "nearest")
+    gx = rescale(int_matmul(qg, qw), sg, sw)
+    gyl = lowrank(gy3, 1, hla_block, hla_rank, allow_tail=True).reshape(-1, out)
+    xl = lowrank(x3, 1, hla_block, hla_rank, allow_tail=True).reshape(-1, x3.shape[2])
+    qgy, sgy = quantize(gyl, 8, gw_granularity, "maxabs", "stochastic",
+                        _wrap_i64(seed + (2 << 32)))
+    qx, sx = quantize(xl, 8, "per_tensor", "maxabs", "nearest")
+    gw = rescale(int_matmul(qgy, qx, transpose_a=True), sgy, sx)
+    return gx, gw

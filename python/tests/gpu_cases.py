@@ -316,3 +316,111 @@ def check_quantize_pair(compile, m, n, block, granularity):
     _same_bits(s2, s2_ref)
     np.testing.assert_array_equal(q, q_ref)
     np.testing.assert_array_equal(q2, q2_ref)
+
+
+# A linear layer's backward in a bf16 or f16 graph, in the form hot-rewrite-backward-matmuls
+# gives it: gy, x and W extended to f32 for the hot ops (gy and W by arith.extf on tensors, x by
+# a linalg.generic, torch-mlir's form), both products truncated back (gx by arith.truncf, gw by
+# a linalg.generic). The GPU lowering reads the narrow tensors in its transform kernels and
+# truncates in the products' epilogues: no f32 copy of gy, x or W is made.
+NARROW_LAYER_SHAPES = [(2, 37, 40, 48), (3, 16, 24, 64)]
+# (gx, gw) scale granularities: the defaults, and LQS's finer choices.
+NARROW_LAYER_GRANULARITIES = [("per_tensor", "per_tensor"), ("per_row", "per_col")]
+
+
+def _narrow_layer_module(b, t, i, o, element, gx_granularity, gw_granularity):
+    n, tl = b * t, (t // 16) * 8 + t % 16
+    nl = b * tl
+    e = element
+    sg = f"tensor<{n}xf32>" if gx_granularity == "per_row" else "tensor<f32>"
+    sgy = f"tensor<{o}xf32>" if gw_granularity == "per_col" else "tensor<f32>"
+    ident = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>"
+    ident2 = "affine_map<(d0, d1) -> (d0, d1)>"
+    return f"""
+func.func @layer(%x3: tensor<{b}x{t}x{i}x{e}>, %w: tensor<{o}x{i}x{e}>,
+                 %gy3: tensor<{b}x{t}x{o}x{e}>, %seed: i64)
+    -> (tensor<{n}x{i}x{e}>, tensor<{o}x{i}x{e}>) {{
+  %c1 = arith.constant 4294967296 : i64
+  %c2 = arith.constant 8589934592 : i64
+  %seed1 = arith.addi %seed, %c1 : i64
+  %seed2 = arith.addi %seed, %c2 : i64
+  %gyf = arith.extf %gy3 : tensor<{b}x{t}x{o}x{e}> to tensor<{b}x{t}x{o}xf32>
+  %gy = tensor.collapse_shape %gyf [[0, 1], [2]] : tensor<{b}x{t}x{o}xf32> into tensor<{n}x{o}xf32>
+  %wf = arith.extf %w : tensor<{o}x{i}x{e}> to tensor<{o}x{i}xf32>
+  %gyh = hot.hadamard %gy along 1 block 16 : tensor<{n}x{o}xf32>
+  %wh = hot.hadamard %wf along 0 block 16 : tensor<{o}x{i}xf32>
+  %qg, %sg = hot.quantize %gyh bits 4 granularity {gx_granularity} scale maxabs
+      rounding stochastic seed %seed1 : tensor<{n}x{o}xf32> -> tensor<{n}x{o}xi8>, {sg}
+  %qw, %sw = hot.quantize %wh bits 4 granularity per_tensor scale sawb rounding nearest
+      : tensor<{o}x{i}xf32> -> tensor<{o}x{i}xi8>, tensor<f32>
+  %acc = hot.int_matmul %qg, %qw : tensor<{n}x{o}xi8>, tensor<{o}x{i}xi8> -> tensor<{n}x{i}xi32>
+  %gx32 = hot.rescale %acc, %sg, %sw : tensor<{n}x{i}xi32>, {sg}, tensor<f32> -> tensor<{n}x{i}xf32>
+  %gx = arith.truncf %gx32 : tensor<{n}x{i}xf32> to tensor<{n}x{i}x{e}>
+  %gyl = hot.lowrank %gyf along 1 block 16 rank 8 allow_tail
+      : tensor<{b}x{t}x{o}xf32> -> tensor<{b}x{tl}x{o}xf32>
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]] : tensor<{b}x{tl}x{o}xf32> into tensor<{nl}x{o}xf32>
+  %xe = tensor.empty() : tensor<{b}x{t}x{i}xf32>
+  %xf = linalg.generic {{indexing_maps = [{ident}, {ident}],
+                        iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%x3 : tensor<{b}x{t}x{i}x{e}>) outs(%xe : tensor<{b}x{t}x{i}xf32>) {{
+  ^bb0(%in: {e}, %out: f32):
+    %v = arith.extf %in : {e} to f32
+    linalg.yield %v : f32
+  }} -> tensor<{b}x{t}x{i}xf32>
+  %xl = hot.lowrank %xf along 1 block 16 rank 8 allow_tail
+      : tensor<{b}x{t}x{i}xf32> -> tensor<{b}x{tl}x{i}xf32>
+  %xl2 = tensor.collapse_shape %xl [[0, 1], [2]] : tensor<{b}x{tl}x{i}xf32> into tensor<{nl}x{i}xf32>
+  %qgy, %sgy = hot.quantize %gyl2 bits 8 granularity {gw_granularity} scale maxabs
+      rounding stochastic seed %seed2 : tensor<{nl}x{o}xf32> -> tensor<{nl}x{o}xi8>, {sgy}
+  %qx, %sx = hot.quantize %xl2 bits 8 granularity per_tensor scale maxabs rounding nearest
+      : tensor<{nl}x{i}xf32> -> tensor<{nl}x{i}xi8>, tensor<f32>
+  %acc2 = hot.int_matmul %qgy transposed, %qx
+      : tensor<{nl}x{o}xi8>, tensor<{nl}x{i}xi8> -> tensor<{o}x{i}xi32>
+  %gw32 = hot.rescale %acc2, %sgy, %sx : tensor<{o}x{i}xi32>, {sgy}, tensor<f32> -> tensor<{o}x{i}xf32>
+  %ge = tensor.empty() : tensor<{o}x{i}x{e}>
+  %gw = linalg.generic {{indexing_maps = [{ident2}, {ident2}],
+                        iterator_types = ["parallel", "parallel"]}}
+      ins(%gw32 : tensor<{o}x{i}xf32>) outs(%ge : tensor<{o}x{i}x{e}>) {{
+  ^bb0(%in: f32, %out: {e}):
+    %v = arith.truncf %in : f32 to {e}
+    linalg.yield %v : {e}
+  }} -> tensor<{o}x{i}x{e}>
+  return %gx, %gw : tensor<{n}x{i}x{e}>, tensor<{o}x{i}x{e}>
+}}
+"""
+
+
+def _narrow(values, element):
+    """float32 values in the element type as the runner passes it (bf16: bit patterns)."""
+    if element == "bf16":
+        return runner.to_bfloat16(values)
+    return np.asarray(values, dtype=np.float32).astype(np.float16)
+
+
+def _widen(values, element):
+    if element == "bf16":
+        return runner.from_bfloat16(values)
+    return np.asarray(values).astype(np.float32)
+
+
+def check_narrow_layer(compile, shape, element, granularity):
+    """A bf16/f16 layer's HOT backward (_narrow_layer_module), both gradients bit for bit
+    against the numpy reference of the rewritten layer on the inputs extended to f32, each
+    result rounded to the element type (to nearest even) as the graph's truncation does. gy has
+    outlier tokens and, per_row, an all-zero token (its scale 0); T = 37 has tails of 5 tokens."""
+    b, t, i, o = shape
+    gx_granularity, gw_granularity = granularity
+    module = compile(_narrow_layer_module(b, t, i, o, element, gx_granularity, gw_granularity))
+    rng = np.random.default_rng([b, t, i, o, len(element)])
+    x3 = _narrow(np.cumsum(rng.standard_normal((b, t, i)), axis=1) / np.sqrt(t), element)
+    w = _narrow(rng.standard_normal((o, i)) / np.sqrt(i), element)
+    gy = rng.standard_normal((b, t, o)) * 10.0 ** rng.uniform(-1, 1, (b, t, 1))
+    gy[0, 1] = 0
+    gy3 = _narrow(gy, element)
+    seed = -1234567
+    gx, gw = module.layer(x3, w, gy3, seed)
+    want_gx, want_gw = reference.linear_backward(_widen(x3, element), _widen(w, element),
+                                                 _widen(gy3, element), seed, gx_granularity,
+                                                 gw_granularity)
+    np.testing.assert_array_equal(np.asarray(gx), _narrow(want_gx, element), err_msg="gx")
+    np.testing.assert_array_equal(np.asarray(gw), _narrow(want_gw, element), err_msg="gw")

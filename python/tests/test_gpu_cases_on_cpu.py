@@ -5,8 +5,9 @@ GPU."""
 
 import pytest
 
-from gpu_cases import (PAIR_SHAPES, PER_COL_SHAPES, SHARED_GY_SHAPES, check_per_col_quantize,
-                       check_quantize_pair, check_shared_statistics)
+from gpu_cases import (NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, PAIR_SHAPES,
+                       PER_COL_SHAPES, SHARED_GY_SHAPES, check_narrow_layer,
+                       check_per_col_quantize, check_quantize_pair, check_shared_statistics)
 from hot import runner
 
 
@@ -33,3 +34,10 @@ def test_per_col_quantize_on_cpu(compile, m, n, rounding):
 @pytest.mark.parametrize("m,n,block", PAIR_SHAPES)
 def test_quantize_pair_on_cpu(compile, m, n, block, granularity):
     check_quantize_pair(compile, m, n, block, granularity)
+
+
+@pytest.mark.parametrize("granularity", NARROW_LAYER_GRANULARITIES, ids=["tensor", "lqs"])
+@pytest.mark.parametrize("element", ["bf16", "f16"])
+@pytest.mark.parametrize("shape", NARROW_LAYER_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_narrow_layer_on_cpu(compile, shape, element, granularity):
+    check_narrow_layer(compile, shape, element, granularity)

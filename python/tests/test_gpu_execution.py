@@ -14,9 +14,10 @@ bench/gpu/prebuild-tests.sh."""
 import numpy as np
 import pytest
 
-from gpu_cases import (COLS, MODULE, OUT, PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES,
-                       SHARED_GY_SHAPES, _chip, _int_matmul_module, _same_bits, _sawb_module,
-                       arch_specific_chip_or_skip, check_per_col_quantize, check_quantize_pair,
+from gpu_cases import (COLS, MODULE, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, OUT,
+                       PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES, SHARED_GY_SHAPES, _chip,
+                       _int_matmul_module, _same_bits, _sawb_module, arch_specific_chip_or_skip,
+                       check_narrow_layer, check_per_col_quantize, check_quantize_pair,
                        check_shared_statistics, compile_gpu, device_or_skip)
 from hot import reference
 
@@ -180,3 +181,16 @@ def test_grid_stride_loops(device, tmp_path, case):
         check_quantize_pair(compile, 64 * 197, 64, 16, "per_tensor")
     else:
         check_shared_statistics(compile, 64, 197, 64, 16, "random", case == "shared-kept")
+
+
+@pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])
+@pytest.mark.parametrize("granularity", NARROW_LAYER_GRANULARITIES, ids=["tensor", "lqs"])
+@pytest.mark.parametrize("element", ["bf16", "f16"])
+def test_narrow_layer_on_gpu(device, tmp_path, element, granularity, arch_specific):
+    """A bf16/f16 layer's backward (check_narrow_layer): the transform kernels read gy, x and W
+    in the narrow type and the products' epilogues store it, bit for bit; with arch_specific,
+    sm_90a's wgmma products. (The first of NARROW_LAYER_SHAPES: tails of 5 tokens, 40
+    channels, per-token and per-channel scales with LQS.)"""
+    chip = arch_specific_chip_or_skip(device) if arch_specific else _chip(device)
+    check_narrow_layer(lambda text: compile_gpu(text, device, tmp_path, chip),
+                       NARROW_LAYER_SHAPES[0], element, granularity)

@@ -163,6 +163,37 @@ gpu::GPUFuncOp buildOperandTransposeKernel(OpBuilder &builder, Location loc,
                                            gpu::GPUModuleOp module,
                                            const OperandTransposeSpec &spec);
 
+/// The tensor whose elements `value` holds in the same row-major order: its
+/// source through tensor.collapse_shape and tensor.expand_shape.
+Value stripReshapes(Value value);
+
+/// The tensor whose elements `value` holds in the same row-major order,
+/// perhaps as a wider float: its source through tensor.collapse_shape,
+/// tensor.expand_shape and an exact bf16/f16-to-f32 extension (arith.extf on
+/// tensors, or a linalg.generic of only that). Two values with one root are
+/// the same data.
+Value getDataRoot(Value value);
+
+/// What a kernel that reads the f32 tensor `value` loads instead: the bf16
+/// or f16 tensor that an extension of its data extends (getDataRoot),
+/// reshaped to `value`'s shape at the builder's insertion point, or `value`
+/// itself. The kernel extends each element as it loads it: the same f32
+/// values, half the bytes.
+Value getKernelSource(OpBuilder &b, Location loc, Value value);
+/// The element type of getKernelSource(value), without building anything.
+Type getKernelSourceElementType(Value value);
+
+/// The only user of the f32 tensor `value` when it is an elementwise
+/// truncation to bf16 or f16 with the default rounding (arith.truncf on
+/// tensors, or a linalg.generic of only that): a kernel that produces
+/// `value` can store the truncated values and replace it. Null otherwise.
+Operation *getFusableTruncation(Value value);
+
+/// `value` (static shape) reshaped to `type` (as many elements, the same
+/// element type): one collapse when the shapes allow, else through 1-D.
+Value reshapeTo(OpBuilder &b, Location loc, Value value,
+                RankedTensorType type);
+
 /// Whether `chip` (e.g. "sm_89") has native INT4 tensor cores: sm_80, sm_86,
 /// sm_87 and sm_89 do; Hopper and later emulate s4 MMA with s8.
 bool hasNativeInt4TensorCores(StringRef chip);

@@ -53,12 +53,15 @@ struct HadamardQuantizeKernelSpec {
   /// Partial maxima read by `Tensor` and `Scale`. `AbsMax` stores one per
   /// warp: its grid is `numPartials / warpsPerBlock` blocks.
   int64_t numPartials = 8;
+  /// The element type of x: f32 (null) or bf16/f16, which the kernel
+  /// extends to f32 as it loads (exact: the same values as an arith.extf).
+  Type inputElementType;
 
   std::string getKernelName() const;
 };
 
 /// Builds (or finds) the kernel of `spec` in `module`. Arguments: `Row`:
-/// x memref<m x n x f32>, q memref<m x n x i8>, scale memref<m x f32>
+/// x memref<m x n x f32> (or the input element type), q memref<m x n x i8>, scale memref<m x f32>
 /// [, seed i64]; `AbsMax`: x, partials memref<P x f32> [, row sums
 /// memref<2 x m x f64> with sawb]; `Scale`: partials, row sums, scale
 /// memref<f32>; `Tensor`: x, partials (maxabs only), q, scale memref<f32>
@@ -142,6 +145,9 @@ struct LowRankKernelSpec {
   /// Token blocks per item (more than one for small blocks: independent
   /// loads in flight).
   int64_t itemBlocks = 1;
+  /// The element type of x: f32 (null) or bf16/f16, extended to f32 as it
+  /// is loaded (exact). Everything the kernel computes and stores is f32.
+  Type inputElementType;
 
   int64_t numBlocks() const { return n / block; }
   int64_t tail() const { return n % block; }
@@ -170,7 +176,7 @@ struct LowRankKernelSpec {
 };
 
 /// Builds (or finds) the kernel of `spec` in `module`. Arguments: x
-/// memref<outer x n x inner x f32>; Project: y memref<outer x n' x inner x
+/// memref<outer x n x inner x f32> (or the input element type); Project: y memref<outer x n' x inner x
 /// f32>; Project and Statistics: the partials of the input's statistic
 /// (memref<numPartials() x f32>) and of the output's (the same, or
 /// memref<gridY x inner x f32> per channel); Scales: the per-channel

@@ -67,6 +67,7 @@ std::string HadamardQuantizeKernelSpec::getKernelName() const {
     os << "_q" << qmax << (stochastic ? "_stochastic" : "_nearest");
   if (sawb)
     os << "_sawb";
+  os << getInputTypeSuffix(inputElementType);
   return name;
 }
 
@@ -139,17 +140,8 @@ HadamardQuantizeEmitter::transformChunk(Value row, Value chunk, Value &active) {
   // Lanes past the row read its first vector and transform zeros instead.
   Value loadCol =
       active ? Value(arith::SelectOp::create(b, active, col, cst(0))) : col;
-  auto vectorType = VectorType::get({width}, b.getF32Type());
-  auto load =
-      vector::LoadOp::create(b, vectorType, args[0], ValueRange{row, loadCol});
-  load.setAlignment(uint64_t(4 * width));
-  SmallVector<Value> v;
-  for (int64_t e = 0; e < width; ++e) {
-    Value x = vector::ExtractOp::create(b, load, ArrayRef<int64_t>{e});
-    if (active)
-      x = arith::SelectOp::create(b, active, x, f32(0));
-    v.push_back(x);
-  }
+  SmallVector<Value> v =
+      emitLoadAsF32(b, args[0], ValueRange{row, loadCol}, width, active);
   emitBlockButterfly(b, v, spec.block, lane);
   return v;
 }
@@ -410,7 +402,9 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
     return existing;
 
   Type f32 = builder.getF32Type(), i8 = builder.getI8Type();
-  auto x = MemRefType::get({spec.m, spec.n}, f32);
+  auto x = MemRefType::get({spec.m, spec.n}, spec.inputElementType
+                                                 ? spec.inputElementType
+                                                 : f32);
   auto q = MemRefType::get({spec.m, spec.n}, i8);
   auto partials = MemRefType::get({spec.numPartials}, f32);
   auto rowSums = MemRefType::get({2, spec.m}, builder.getF64Type());

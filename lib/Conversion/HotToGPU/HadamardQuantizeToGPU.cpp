@@ -108,6 +108,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   spec.sawb = op.getScaleMode() == ScaleMode::Sawb;
   spec.vectorWidth = getVectorWidth(n);
   spec.warpsPerBlock = kWarpsPerBlock;
+  spec.inputElementType = getKernelSourceElementType(source);
   int64_t rowBlocks = llvm::divideCeil(m, kWarpsPerBlock);
 
   Location loc = op.getLoc();
@@ -129,7 +130,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
         gpu::KernelDim3{index(32 * warps), index(1), index(1)},
         /*dynamicSharedMemorySize=*/Value(), args);
   };
-  Value x = toBuffer(rewriter, loc, source);
+  Value x = toBuffer(rewriter, loc, getKernelSource(rewriter, loc, source));
   auto qType = MemRefType::get({m, n}, rewriter.getI8Type());
   Value q = allocate(rewriter, loc, qType);
   auto scaleTensorType = cast<RankedTensorType>(op.getScale().getType());

@@ -20,7 +20,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Iterators.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::hot {
 #define GEN_PASS_DEF_CONVERTHOTTOGPUPASS
@@ -96,6 +98,16 @@ struct ConvertHotToGPUPass
     transforms.shareStatistics = shareStatistics;
     lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
                          lowRank);
+
+    // The element-type casts and reshapes that the kernels read through
+    // (bf16/f16 graphs) are dead now: erase them rather than leave them to
+    // a later canonicalization, so that this pass's output has no stray
+    // f32 copies.
+    module.walk<WalkOrder::PostOrder, mlir::ReverseIterator>([&](Operation *op) {
+      if (isOpTriviallyDead(op) &&
+          llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+        rewriter.eraseOp(op);
+    });
   }
 };
 

@@ -142,11 +142,15 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   bool retiled = spec.tiling.tileM != options.tiling.tileM ||
                  spec.tiling.tileN != options.tiling.tileN;
   RescaleOp rescale = getFusableRescale(op);
+  // A bf16/f16 graph truncates the rescaled product: the epilogue stores
+  // the truncated values (the same arith.truncf, half the bytes).
+  Operation *truncation =
+      rescale ? getFusableTruncation(rescale.getResult()) : nullptr;
   spec.epilogue.rescale = static_cast<bool>(rescale);
   spec.epilogue.resultElementType = resultType.getElementType();
   if (rescale) {
-    spec.epilogue.resultElementType =
-        cast<RankedTensorType>(rescale.getType()).getElementType();
+    spec.epilogue.resultElementType = getElementTypeOrSelf(
+        truncation ? truncation->getResult(0) : Value(rescale.getResult()));
     spec.epilogue.rowScaleRank =
         cast<RankedTensorType>(rescale.getRowScale().getType()).getRank();
     spec.epilogue.colScaleRank =
@@ -191,6 +195,8 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     remark << "tensor-core kernel @" << kernel->getName() << ": " << mma
            << " (" << why << ")"
            << (rescale ? ", hot.rescale fused into the epilogue" : "");
+    if (truncation)
+      remark << " with its truncation to " << spec.epilogue.resultElementType;
     if (retiled)
       remark << "; " << spec.tiling.tileM << "x" << spec.tiling.tileN
              << " tiles: " << options.tiling.tileM << "x"
@@ -275,7 +281,12 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
       RankedTensorType::get(outType.getShape(), outType.getElementType()), out,
       /*restrict=*/true, /*writable=*/true);
   if (rescale) {
-    rewriter.replaceOp(rescale, result);
+    if (truncation) {
+      rewriter.replaceOp(truncation, result);
+      rewriter.eraseOp(rescale);
+    } else {
+      rewriter.replaceOp(rescale, result);
+    }
     rewriter.eraseOp(op);
   } else {
     rewriter.replaceOp(op, result);

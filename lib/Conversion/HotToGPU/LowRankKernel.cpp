@@ -105,7 +105,7 @@ std::string LowRankKernelSpec::getKernelName() const {
     }
     os << "_out_" << getOutputMaxName(outputMax);
     rounding(outputQuantization);
-    os << "_g" << statisticsGridY;
+    os << "_g" << statisticsGridY << getInputTypeSuffix(inputElementType);
     return name;
   }
   if (inputMaxBlock > 0)
@@ -114,6 +114,7 @@ std::string LowRankKernelSpec::getKernelName() const {
     os << "_outmax" << (outputMax == OutputMax::Column ? "col" : "");
   if (hasStatistics())
     os << "_p" << numPartials();
+  os << getInputTypeSuffix(inputElementType);
   return name;
 }
 
@@ -148,7 +149,9 @@ struct LowRankArgs {
       return;
     }
     int x;
-    add(x, MemRefType::get(inShape, f32));
+    add(x, MemRefType::get(inShape, spec.inputElementType
+                                        ? spec.inputElementType
+                                        : f32));
     if (spec.stage == LowRankStage::Project)
       add(y, MemRefType::get(outShape, f32));
     auto tensorPartials = MemRefType::get({spec.gridX() * rows}, f32);
@@ -252,19 +255,8 @@ private:
 } // namespace
 
 SmallVector<Value> LowRankEmitter::load(Value s, Value token) {
-  int64_t width = spec.vectorWidth;
-  auto load =
-      vector::LoadOp::create(b, VectorType::get({width}, b.getF32Type()),
-                             arg(0), ValueRange{s, token, channel});
-  load.setAlignment(uint64_t(4 * width));
-  SmallVector<Value> v;
-  for (int64_t e = 0; e < width; ++e) {
-    Value x = vector::ExtractOp::create(b, load, ArrayRef<int64_t>{e});
-    if (active)
-      x = arith::SelectOp::create(b, active, x, f32(0));
-    v.push_back(x);
-  }
-  return v;
+  return emitLoadAsF32(b, arg(0), ValueRange{s, token, channel},
+                       spec.vectorWidth, active);
 }
 
 void LowRankEmitter::store(ArrayRef<Value> values, Value buffer,

@@ -87,6 +87,21 @@ struct BlockTransform {
 };
 } // namespace
 
+/// The kernel's x: the transform's input (or the bf16/f16 tensor it extends)
+/// as a read-only [outer, n, inner] buffer.
+static Value toKernelInput(OpBuilder &b, Location loc,
+                           const BlockTransform &transform,
+                           const LowRankKernelSpec &spec) {
+  auto type = cast<RankedTensorType>(transform.input.getType());
+  SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
+  Value source = getKernelSource(b, loc, transform.input);
+  Value input = reshapeAroundDim(b, loc, source, transform.dim, type.getShape(),
+                                 inShape, /*toThreeD=*/true);
+  return bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(inShape, getElementTypeOrSelf(source)), input,
+      /*read_only=*/true);
+}
+
 /// Launches the kernel of `transform` (its checks passed) and replaces the
 /// op; fills `statistics` when given. Returns the kernel.
 static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
@@ -99,14 +114,9 @@ static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
   gpu::GPUFuncOp kernel = buildLowRankKernel(rewriter, loc, gpuModule, spec);
 
   rewriter.setInsertionPoint(op);
-  auto type = cast<RankedTensorType>(transform.input.getType());
-  SmallVector<int64_t> inShape{spec.outer, spec.n, spec.inner};
   SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(), spec.inner};
-  Value input = reshapeAroundDim(rewriter, loc, transform.input, transform.dim,
-                                 type.getShape(), inShape, /*toThreeD=*/true);
+  Value x = toKernelInput(rewriter, loc, transform, spec);
   Type f32 = rewriter.getF32Type();
-  Value x = bufferization::ToBufferOp::create(
-      rewriter, loc, MemRefType::get(inShape, f32), input, /*read_only=*/true);
   auto allocate = [&](ArrayRef<int64_t> shape) -> Value {
     return memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, f32),
                                    rewriter.getI64IntegerAttr(64));
@@ -177,6 +187,7 @@ getBlockTransformSpec(const BlockTransform &transform,
   for (int64_t d = transform.dim + 1; d < type.getRank(); ++d)
     spec.inner *= type.getDimSize(d);
   spec.rows = transform.rows;
+  spec.inputElementType = getKernelSourceElementType(transform.input);
   spec.vectorWidth = getVectorWidth(spec.inner);
   spec.threads =
       std::min<int64_t>(256, llvm::alignTo(spec.inner / spec.vectorWidth, 32));
@@ -301,31 +312,6 @@ mlir::hot::lowerHadamardToGPU(RewriterBase &rewriter, HadamardOp op,
   return success();
 }
 
-/// `value` (static shape) reshaped to `type` (as many elements): through one
-/// dim, in row-major order.
-static Value reshapeTo(OpBuilder &b, Location loc, Value value,
-                       RankedTensorType type) {
-  auto from = cast<RankedTensorType>(value.getType());
-  if (from == type)
-    return value;
-  if (std::optional<SmallVector<ReassociationIndices>> groups =
-          getReassociationIndicesForCollapse(from.getShape(), type.getShape()))
-    return tensor::CollapseShapeOp::create(b, loc, type, value, *groups);
-  auto flat =
-      RankedTensorType::get({from.getNumElements()}, from.getElementType());
-  ReassociationIndices all;
-  if (from.getRank() != 1) {
-    all = llvm::to_vector(llvm::seq<int64_t>(0, from.getRank()));
-    value = tensor::CollapseShapeOp::create(
-        b, loc, flat, value, ArrayRef<ReassociationIndices>{all});
-  }
-  if (type.getRank() == 1)
-    return value;
-  all = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
-  return tensor::ExpandShapeOp::create(b, loc, type, value,
-                                       ArrayRef<ReassociationIndices>{all});
-}
-
 static LowRankQuantization getQuantization(QuantizeOp op) {
   return {op.getQMax(), op.getRounding() == Rounding::Stochastic};
 }
@@ -383,15 +369,11 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
       buildLowRankKernel(rewriter, loc, gpuModule, quantize);
 
   rewriter.setInsertionPoint(anchor);
-  auto type = cast<RankedTensorType>(transform.input.getType());
   SmallVector<int64_t> inShape{spec->outer, spec->n, spec->inner};
   SmallVector<int64_t> outShape{spec->outer, spec->projectedSize(),
                                 spec->inner};
-  Value x3 = reshapeAroundDim(rewriter, loc, transform.input, transform.dim,
-                              type.getShape(), inShape, /*toThreeD=*/true);
+  Value x = toKernelInput(rewriter, loc, transform, *spec);
   Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
-  Value x = bufferization::ToBufferOp::create(
-      rewriter, loc, MemRefType::get(inShape, f32), x3, /*read_only=*/true);
   auto allocate = [&](ArrayRef<int64_t> shape, Type element) -> Value {
     return memref::AllocOp::create(rewriter, loc,
                                    MemRefType::get(shape, element),

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -128,4 +129,35 @@ void mlir::hot::emitIfThen(ImplicitLocOpBuilder &b, Value cond,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(op.thenBlock());
   body();
+}
+
+bool mlir::hot::isTransformInputType(Type type) {
+  return type.isF32() || type.isBF16() || type.isF16();
+}
+
+std::string mlir::hot::getInputTypeSuffix(Type type) {
+  if (!type || type.isF32())
+    return "";
+  return type.isBF16() ? "_bf16" : "_f16";
+}
+
+SmallVector<Value> mlir::hot::emitLoadAsF32(ImplicitLocOpBuilder &b,
+                                            Value buffer, ValueRange indices,
+                                            int64_t width, Value active) {
+  Type element = cast<MemRefType>(buffer.getType()).getElementType();
+  auto load = vector::LoadOp::create(b, VectorType::get({width}, element),
+                                     buffer, indices);
+  load.setAlignment(uint64_t(width * element.getIntOrFloatBitWidth() / 8));
+  Type f32 = b.getF32Type();
+  Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
+  SmallVector<Value> values;
+  for (int64_t e = 0; e < width; ++e) {
+    Value x = vector::ExtractOp::create(b, load, ArrayRef<int64_t>{e});
+    if (element != f32)
+      x = arith::ExtFOp::create(b, f32, x);
+    if (active)
+      x = arith::SelectOp::create(b, active, x, zero);
+    values.push_back(x);
+  }
+  return values;
 }

@@ -15,6 +15,8 @@
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <string>
+
 namespace mlir::hot {
 
 /// Lanes of a warp.
@@ -48,6 +50,21 @@ void emitIfThen(ImplicitLocOpBuilder &b, Value cond, function_ref<void()> body);
 inline int64_t getVectorWidth(int64_t n) {
   return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
 }
+
+/// Whether the transform kernels read elements of `type`: f32, or bf16 and
+/// f16 (extended to f32 in registers, which is exact).
+bool isTransformInputType(Type type);
+
+/// The suffix of a transform kernel's name for its input element type:
+/// none for f32, "_bf16" or "_f16".
+std::string getInputTypeSuffix(Type type);
+
+/// The `width` consecutive elements of `buffer` (f32, bf16 or f16) at
+/// `indices`, loaded as one vector access and extended to f32; 0 where
+/// `active` (when set) is false.
+SmallVector<Value> emitLoadAsF32(ImplicitLocOpBuilder &b, Value buffer,
+                                 ValueRange indices, int64_t width,
+                                 Value active);
 
 /// arith.maximumf of the `count` values of `partials` (a memref of f32),
 /// in every lane of the warp: lane l reads l, l + 32, ..., then a warp

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TransformMath.h"
+#include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -24,17 +25,6 @@
 
 using namespace mlir;
 using namespace mlir::hot;
-
-/// The tensor whose elements `value` has in the same row-major order: its
-/// source through tensor.collapse_shape and tensor.expand_shape.
-static Value stripReshapes(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
-      break;
-    value = def->getOperand(0);
-  }
-  return value;
-}
 
 static bool isPerTensorMaxAbs(QuantizeOp op) {
   return op.getGranularity() == Granularity::PerTensor &&
@@ -61,14 +51,14 @@ static QuantizeOp findQuantizeOfRows(Value value, int64_t cols,
                                      const TransformsToGPUOptions &options) {
   if (!cast<RankedTensorType>(value.getType()).hasStaticShape())
     return nullptr;
-  Value root = stripReshapes(value);
+  Value root = getDataRoot(value);
   for (QuantizeOp quantize : quantizes) {
     if (quantize == exclude || claimed.contains(quantize) ||
         !isPerTensorMaxAbs(quantize))
       continue;
     QuantizeSource source = getQuantizeSource(quantize, options);
     auto sourceType = cast<RankedTensorType>(source.source.getType());
-    if (stripReshapes(source.source) == root &&
+    if (getDataRoot(source.source) == root &&
         sourceType.getDimSize(1) == cols &&
         source.block <= kWarpSize * getVectorWidth(cols))
       return quantize;

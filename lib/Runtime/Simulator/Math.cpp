@@ -14,6 +14,8 @@
 #include "hot/Runtime/SimulatorRuntime.h"
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #define HOT_NV_UNARY(name, expr)                                               \
   extern "C" HOT_SIMULATOR_EXPORT float __nv_##name##f(float x) {              \
@@ -137,6 +139,21 @@ extern "C" HOT_SIMULATOR_EXPORT int32_t __nv_abs(int32_t x) {
   // Wraps for INT32_MIN, as the hardware does.
   return static_cast<int32_t>(x < 0 ? 0u - static_cast<uint32_t>(x)
                                     : static_cast<uint32_t>(x));
+}
+
+// f32 -> bf16, which a kernel's arith.truncf becomes on a host CPU without
+// bf16 conversions: a compiler builtin that older runtime libraries (Debian
+// 12's libgcc) lack. Round to nearest even, as the GPU's cvt.rn.bf16.f32; a
+// NaN stays a quiet NaN with its sign.
+extern "C" HOT_SIMULATOR_EXPORT __bf16 __truncsfbf2(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  uint16_t half =
+      std::isnan(x) ? uint16_t((bits >> 16) | 0x40)
+                    : uint16_t((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+  __bf16 result;
+  std::memcpy(&result, &half, sizeof(result));
+  return result;
 }
 
 // Every function of the ABI's list is defined above: a missing one does not
