@@ -4,10 +4,12 @@
 # Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 #
 # ===----------------------------------------------------------------------===#
-"""Writes bench/gpu/kernels/: for each ViT-B linear layer, five modules with
-hot ops lowered by `hot-opt --hot-lower-to-nvvm` (kernels embedded as a fatbin,
-host code as x86-64 Linux shared objects that call libhot_cuda_runtime.so's
-mgpu* functions) and a `key = value` description of each (README.md).
+"""Writes bench/gpu/kernels/: for each ViT-B linear layer, its modules with
+hot ops (the backward GEMMs, the layer's backward in f32 and in bf16, the fused
+hadamard + quantize of gy) lowered by `hot-opt --hot-lower-to-nvvm` (kernels
+embedded as a fatbin, host code as x86-64 Linux shared objects that call
+libhot_cuda_runtime.so's mgpu* functions) and a `key = value` description of
+each (README.md).
 
 Run it on a machine with LLVM 22 and the CUDA toolkit (not on the GPU
 machine):  bench/gpu/export.py [--hot-opt build/bin/hot-opt] [--chip sm_90a]
@@ -45,26 +47,41 @@ func.func @{name}(%a: tensor<{m}x{k}xi8>, %b: tensor<{n}x{k}xi8>)
 """
 
 
-def layer_module(name, o, i):
+def layer_module(name, o, i, dtype="f32"):
     """A linear layer's backward (gx = gy·W, gw = gyᵀ·x) in f32, for
-    hot-rewrite-backward-matmuls to rewrite as HOT does by default."""
-    n = BATCH * TOKENS
+    hot-rewrite-backward-matmuls to rewrite as HOT does by default. With
+    dtype "bf16", a bf16 training graph's: x, W, gy and the results in bf16,
+    each product a linalg.matmul of the bf16 operands into f32 (f32
+    accumulation), then truncated to bf16 by a linalg.generic."""
+    n, t = BATCH * TOKENS, dtype
+    if t == "f32":
+        results = f"%gx, %gw : tensor<{n}x{i}xf32>, tensor<{o}x{i}xf32>"
+        truncations = ""
+    else:
+        results = f"%gxt, %gwt : tensor<{n}x{i}x{t}>, tensor<{o}x{i}x{t}>"
+        truncations = "".join(f"""
+  %t{k} = tensor.empty() : tensor<{rows}x{i}x{t}>
+  %{v}t = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}} ins(%{v} : tensor<{rows}x{i}xf32>) outs(%t{k} : tensor<{rows}x{i}x{t}>) {{
+  ^bb0(%in: f32, %out: {t}):
+    %v = arith.truncf %in : f32 to {t}
+    linalg.yield %v : {t}
+  }} -> tensor<{rows}x{i}x{t}>""" for k, v, rows in ((1, "gx", n), (2, "gw", o)))
     return f"""
-func.func @{name}(%x3: tensor<{BATCH}x{TOKENS}x{i}xf32>, %w: tensor<{o}x{i}xf32>,
-                  %gy3: tensor<{BATCH}x{TOKENS}x{o}xf32>)
-    -> (tensor<{n}x{i}xf32>, tensor<{o}x{i}xf32>) attributes {{llvm.emit_c_interface}} {{
+func.func @{name}(%x3: tensor<{BATCH}x{TOKENS}x{i}x{t}>, %w: tensor<{o}x{i}x{t}>,
+                  %gy3: tensor<{BATCH}x{TOKENS}x{o}x{t}>)
+    -> (tensor<{n}x{i}x{t}>, tensor<{o}x{i}x{t}>) attributes {{llvm.emit_c_interface}} {{
   %cst = arith.constant 0.0 : f32
-  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<{BATCH}x{TOKENS}x{i}xf32> into tensor<{n}x{i}xf32>
-  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<{BATCH}x{TOKENS}x{o}xf32> into tensor<{n}x{o}xf32>
+  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<{BATCH}x{TOKENS}x{i}x{t}> into tensor<{n}x{i}x{t}>
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<{BATCH}x{TOKENS}x{o}x{t}> into tensor<{n}x{o}x{t}>
   %e2 = tensor.empty() : tensor<{n}x{i}xf32>
   %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<{n}x{i}xf32>) -> tensor<{n}x{i}xf32>
-  %gx = linalg.matmul ins(%gy, %w : tensor<{n}x{o}xf32>, tensor<{o}x{i}xf32>) outs(%z2 : tensor<{n}x{i}xf32>) -> tensor<{n}x{i}xf32>
-  %e3 = tensor.empty() : tensor<{o}x{n}xf32>
-  %gyt = linalg.transpose ins(%gy : tensor<{n}x{o}xf32>) outs(%e3 : tensor<{o}x{n}xf32>) permutation = [1, 0]
+  %gx = linalg.matmul ins(%gy, %w : tensor<{n}x{o}x{t}>, tensor<{o}x{i}x{t}>) outs(%z2 : tensor<{n}x{i}xf32>) -> tensor<{n}x{i}xf32>
+  %e3 = tensor.empty() : tensor<{o}x{n}x{t}>
+  %gyt = linalg.transpose ins(%gy : tensor<{n}x{o}x{t}>) outs(%e3 : tensor<{o}x{n}x{t}>) permutation = [1, 0]
   %e4 = tensor.empty() : tensor<{o}x{i}xf32>
   %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<{o}x{i}xf32>) -> tensor<{o}x{i}xf32>
-  %gw = linalg.matmul ins(%gyt, %x : tensor<{o}x{n}xf32>, tensor<{n}x{i}xf32>) outs(%z4 : tensor<{o}x{i}xf32>) -> tensor<{o}x{i}xf32>
-  return %gx, %gw : tensor<{n}x{i}xf32>, tensor<{o}x{i}xf32>
+  %gw = linalg.matmul ins(%gyt, %x : tensor<{o}x{n}x{t}>, tensor<{n}x{i}x{t}>) outs(%z4 : tensor<{o}x{i}xf32>) -> tensor<{o}x{i}xf32>{truncations}
+  return {results}
 }}
 """
 
@@ -201,28 +218,35 @@ def main():
             # (every per-tensor quantize's max in a pass of its own): what
             # sharing the lowrank kernel's statistics saves, in one run.
             # And with LQS's finer scales (per token on gx, per output
-            # channel on gw), which take other kernels.
-            for suffix, extra, rewrite in (
-                    ("", "", ""),
-                    ("_unshared", " share-statistics=0", ""),
-                    ("_lqs", "", traffic.LQS)):
+            # channel on gw), which take other kernels. And the bf16 graph
+            # as generated: its kernels read the bf16 operands and the
+            # products' epilogues store bf16 (no cast kernel may be left).
+            for suffix, extra, rewrite, dtype in (
+                    ("", "", "", "f32"),
+                    ("_unshared", " share-statistics=0", "", "f32"),
+                    ("_lqs", "", traffic.LQS, "f32"),
+                    ("_bf16", "", "", "bf16")):
                 name = f"layer_{layer}{suffix}"
                 so = out / f"{name}.so"
                 pipeline = lower_to_nvvm + extra
-                text = layer_module(name, o, i)
-                found, _ = traffic.launches(args.hot_opt, text, args.chip,
-                                            "share-statistics=0" not in extra,
-                                            rewrite)
+                text = layer_module(name, o, i, dtype)
+                found, leftover = traffic.launches(
+                    args.hot_opt, text, args.chip,
+                    "share-statistics=0" not in extra, rewrite)
+                generic = [k for k, _ in found if not k.startswith("hot_")]
+                if leftover or generic:
+                    sys.exit(f"export.py: {name}: ops left for the generic "
+                             f"path: {leftover + generic}")
                 rewrite = f"--hot-rewrite-backward-matmuls=remarks=false{rewrite}"
                 needs = lower(args, text, [rewrite, pipeline], so, tmp)
                 (out / f"{name}.txt").write_text(
-                    f"# one layer's backward (gx, gw) rewritten by "
+                    f"# one layer's backward (gx, gw) in {dtype}, rewritten by "
                     f"hot-opt {rewrite}, lowered by "
                     f"hot-opt {pipeline}\n"
                     f"kind = layer\nlayer = {layer}\n"
                     f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
                     f"batch = {BATCH}\ntokens = {TOKENS}\n"
-                    f"out = {o}\nin = {i}\n"
+                    f"out = {o}\nin = {i}\ndtype = {dtype}\n"
                     f"traffic_bytes = {sum(b for _, b in found)}\n"
                     f"needs = {' '.join(needs)}\n")
                 print(f"export.py: {so.name} {so.stat().st_size} bytes")

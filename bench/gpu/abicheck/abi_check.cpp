@@ -60,9 +60,10 @@ bool passedToKernel(const void *ptr) {
 
 template <int R>
 void checkResult(const std::string &module, const char *name,
-                 const MemRef<R> &m, const int64_t (&sizes)[R]) {
+                 const MemRef<R> &m, const int64_t (&sizes)[R],
+                 size_t elementBytes = 4) {
   std::string why;
-  expect(denseData(m, 4, why) != nullptr, module,
+  expect(denseData(m, elementBytes, why) != nullptr, module,
          std::string(name) + ": " + why);
   for (int d = 0; d < R; ++d)
     expect(m.sizes[d] == sizes[d], module,
@@ -126,15 +127,22 @@ void checkModule(const std::string &dir, const std::string &txt) {
   } else if (keys["kind"] == "layer") {
     int64_t batch = number(keys, "batch"), tokens = number(keys, "tokens"),
             o = number(keys, "out"), in = number(keys, "in");
-    void *x = noAccess(batch * tokens * in * 4), *w = noAccess(o * in * 4),
-         *gy = noAccess(batch * tokens * o * 4);
+    // f32 (no dtype key: older descriptions) or bf16 arguments and results.
+    std::string dtype = keys.count("dtype") ? keys["dtype"] : "f32";
+    if (dtype != "f32" && dtype != "bf16") {
+      expect(false, name, "unknown dtype '" + dtype + "'");
+      return;
+    }
+    int64_t e = dtype == "bf16" ? 2 : 4;
+    void *x = noAccess(batch * tokens * in * e), *w = noAccess(o * in * e),
+         *gy = noAccess(batch * tokens * o * e);
     MemRef<3> xm = wrap<3>(x, {batch, tokens, in}),
               gym = wrap<3>(gy, {batch, tokens, o});
     MemRef<2> wm = wrap<2>(w, {o, in});
     LayerResults r;
     reinterpret_cast<LayerFn>(symbol)(&r, &xm, &wm, &gym, 1234);
-    checkResult(name, "gx", r.gx, {batch * tokens, in});
-    checkResult(name, "gw", r.gw, {o, in});
+    checkResult(name, "gx", r.gx, {batch * tokens, in}, e);
+    checkResult(name, "gw", r.gw, {o, in}, e);
     expect(passedToKernel(x) && passedToKernel(w) && passedToKernel(gy), name,
            "an argument reaches no kernel");
     results = {r.gx.allocated, r.gw.allocated};

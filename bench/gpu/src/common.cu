@@ -12,14 +12,18 @@
 #include <random>
 
 namespace {
-constexpr uint32_t kPoisonBits = 0x7fc0dead; // A quiet NaN as f32.
+// A quiet NaN as f32 and, in each 16-bit half, a quiet NaN as bfloat16 (not
+// the canonical 0x7fc0 or 0x7fff a conversion makes); an unlikely i32.
+constexpr uint16_t kPoisonHalf = 0x7fd1;
+constexpr uint32_t kPoisonBits = uint32_t(kPoisonHalf) << 16 | kPoisonHalf;
 
-__global__ void countPoison(const uint32_t *c, size_t count,
+template <typename Element>
+__global__ void countPoison(const Element *c, size_t count, Element poison,
                             unsigned long long *found) {
   unsigned long long local = 0;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
        i += size_t(gridDim.x) * blockDim.x)
-    local += c[i] == kPoisonBits;
+    local += c[i] == poison;
   if (local)
     atomicAdd(found, local);
 }
@@ -96,11 +100,17 @@ float roundToBf16(float value) {
 }
 
 void poisonOutput(void *deviceC, const Shape &s) {
+  poisonBytes(deviceC, size_t(s.m) * s.n * 4);
+}
+
+void poisonBytes(void *device, size_t bytes) {
   // cudaMemset writes bytes; a 4-byte pattern needs the driver's D32 memset.
-  CUresult r = cuMemsetD32(reinterpret_cast<CUdeviceptr>(deviceC), kPoisonBits,
-                           size_t(s.m) * s.n);
+  auto base = reinterpret_cast<CUdeviceptr>(device);
+  CUresult r = cuMemsetD32(base, kPoisonBits, bytes / 4);
+  if (r == CUDA_SUCCESS && bytes % 4 >= 2)
+    r = cuMemsetD16(base + bytes / 4 * 4, kPoisonHalf, 1);
   if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "cuMemsetD32 failed (%d)\n", int(r));
+    std::fprintf(stderr, "cuMemsetD32/D16 failed (%d)\n", int(r));
     std::exit(1);
   }
 }
@@ -112,8 +122,15 @@ CheckResult checkOutput(const void *deviceC, OutType type, const Shape &s,
   unsigned long long *found = nullptr;
   CUDA_CHECK(cudaMalloc(&found, sizeof(*found)));
   CUDA_CHECK(cudaMemset(found, 0, sizeof(*found)));
-  countPoison<<<1024, 256>>>(static_cast<const uint32_t *>(deviceC),
-                             size_t(s.m) * s.n, found);
+  size_t count = size_t(s.m) * s.n;
+  const size_t elementBytes = type == OutType::BF16 ? 2 : 4;
+  if (elementBytes == 2)
+    countPoison<<<1024, 256>>>(static_cast<const uint16_t *>(deviceC), count,
+                               kPoisonHalf, found);
+  else
+    countPoison<<<1024, 256>>>(static_cast<const uint32_t *>(deviceC), count,
+                               kPoisonBits, found);
+  CUDA_CHECK(cudaGetLastError());
   unsigned long long hostFound = 0;
   CUDA_CHECK(
       cudaMemcpy(&hostFound, found, sizeof(hostFound), cudaMemcpyDeviceToHost));
@@ -124,18 +141,21 @@ CheckResult checkOutput(const void *deviceC, OutType type, const Shape &s,
   XorShift rng{generator()() | 1};
   for (int t = 0; t < samples; ++t) {
     int64_t i = rng.next() % s.m, j = rng.next() % s.n;
-    uint32_t bits;
+    uint32_t bits = 0;
     CUDA_CHECK(cudaMemcpy(&bits,
                           static_cast<const char *>(deviceC) +
-                              (i * s.n + j) * sizeof(bits),
-                          sizeof(bits), cudaMemcpyDeviceToHost));
+                              (i * s.n + j) * elementBytes,
+                          elementBytes, cudaMemcpyDeviceToHost));
     double out;
-    if (type == OutType::F32) {
+    if (type == OutType::I32) {
+      out = double(int32_t(bits));
+    } else {
+      // A bfloat16 is the high half of the f32 with the same value.
+      if (type == OutType::BF16)
+        bits <<= 16;
       float f;
       std::memcpy(&f, &bits, sizeof(f));
       out = f;
-    } else {
-      out = double(int32_t(bits));
     }
     double r = ref(i, j);
     diff2 += (out - r) * (out - r);

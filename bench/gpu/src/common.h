@@ -71,8 +71,9 @@ float roundToBf16(float value);
 /// The bits of a bfloat16.
 uint16_t bf16Bits(float value);
 
-/// How a device result is read for the check.
-enum class OutType { F32, I32 };
+/// How a device result is read for the check: 4-byte f32 or i32 elements, or
+/// 2-byte bfloat16 ones.
+enum class OutType { F32, I32, BF16 };
 
 /// The outcome of checking a device result against a float64 reference.
 struct CheckResult {
@@ -83,6 +84,11 @@ struct CheckResult {
 /// Fills C (M×N, 4-byte elements) with the poison pattern: NaN for f32, an
 /// unlikely integer for i32 (the same bits).
 void poisonOutput(void *deviceC, const Shape &s);
+
+/// Fills `bytes` bytes of device or managed memory with the poison pattern,
+/// whatever its element type: its 4-byte words are a NaN as f32 and each of
+/// their halves a NaN as bfloat16 (a trailing half word too).
+void poisonBytes(void *device, size_t bytes);
 
 /// Counts poisoned entries of the whole C on the device, then compares
 /// `samples` random entries of C with `ref(i, j)`, the float64 reference of

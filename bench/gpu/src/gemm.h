@@ -74,7 +74,9 @@ findHotGemms(const std::vector<HotModule *> &modules, const std::string &layer,
 std::vector<Row> runHotGemm(const HotModule *module, Operands &ops);
 
 /// The same for a layer's HOT backward, on fresh random x, W, gy; the error
-/// is against the exact f32 products gy·W and gyᵀ·x. With the module's
+/// is against the exact products gy·W and gyᵀ·x of the inputs as given (a
+/// module described `dtype = bf16` takes x, W, gy rounded to bf16 and returns
+/// bf16 gx, gw, read back as floats for the check). With the module's
 /// `traffic_bytes` (export.py, from traffic.py's model), the note gives the
 /// rate of those bytes against `copyGBs`.
 std::vector<Row> runHotLayer(const HotModule *module, const char *group,

@@ -24,6 +24,7 @@
 #include "hq_reference.h"
 #include "memref.h"
 
+#include <cuda_bf16.h>
 #include <dirent.h>
 #include <dlfcn.h>
 
@@ -94,8 +95,9 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
     CUDA_CHECK(cudaMemPrefetchAsync(ptr, sizeBytes, device, 0, nullptr));
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-  if (poisoning && ptr && sizeBytes >= 4) {
-    poisonOutput(ptr, Shape{nullptr, int64_t(sizeBytes / 4), 1, 1});
+  if (poisoning && ptr && sizeBytes >= 2) {
+    // NaN in f32 and in bf16 elements alike (the buffer's type is not known).
+    poisonBytes(ptr, sizeBytes);
     // The memset runs on the legacy default stream, the step's kernels on the
     // runtime's non-blocking streams: no implicit order between them.
     CUresult r = cuCtxSynchronize();
@@ -328,18 +330,46 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
     r.note = module->problem;
     return {r};
   }
+  // `dtype = bf16` (export.py's layer_<layer>_bf16): x, W, gy and the
+  // returned gx, gw are bf16; no key (older descriptions) or f32: all f32.
+  std::string dtype = module->get("dtype");
+  bool bf16 = dtype == "bf16";
+  if (!bf16 && !dtype.empty() && dtype != "f32") {
+    Row r;
+    r.group = group;
+    r.shape = shape;
+    r.impl = "hot " + module->get("library");
+    r.note = "the harness runs f32 and bf16 layers only, not dtype " + dtype;
+    return {r};
+  }
+  const size_t elementBytes = bf16 ? sizeof(__nv_bfloat16) : sizeof(float);
+  const OutType outType = bf16 ? OutType::BF16 : OutType::F32;
   std::vector<float> x, w, gy;
   fillUniform(x, size_t(n) * in);
   fillUniform(w, size_t(o) * in);
   fillUniform(gy, size_t(n) * o);
+  // A bf16 module is given the inputs rounded to bf16 (to nearest even): the
+  // reference multiplies those same values, so that the error compares like
+  // with like.
+  if (bf16)
+    for (std::vector<float> *values : {&x, &w, &gy})
+      for (float &v : *values)
+        v = __bfloat162float(__float2bfloat16_rn(v));
   // Managed memory: the step's host code may read its arguments too.
-  auto managed = [](const std::vector<float> &host) {
+  auto managed = [&](const std::vector<float> &host) -> void * {
+    if (bf16) {
+      __nv_bfloat16 *p = nullptr;
+      CUDA_CHECK(cudaMallocManaged(&p, host.size() * sizeof(*p)));
+      for (size_t e = 0; e < host.size(); ++e)
+        p[e] = __float2bfloat16_rn(host[e]); // exact: already rounded
+      return p;
+    }
     float *p = nullptr;
-    CUDA_CHECK(cudaMallocManaged(&p, host.size() * sizeof(float)));
+    CUDA_CHECK(cudaMallocManaged(&p, host.size() * sizeof(*p)));
     std::copy(host.begin(), host.end(), p);
     return p;
   };
-  float *xd = managed(x), *wd = managed(w), *gyd = managed(gy);
+  void *xd = managed(x), *wd = managed(w), *gyd = managed(gy);
   MemRef<3> xm = wrap<3>(xd, {batch, tokens, in}),
             gym = wrap<3>(gyd, {batch, tokens, o});
   MemRef<2> wm = wrap<2>(wd, {o, in});
@@ -350,12 +380,13 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
   fn(&res, &xm, &wm, &gym, /*seed=*/1234);
   poisoning = false;
   CUDA_CHECK(cudaDeviceSynchronize());
-  // Against the exact products gy·W and gyᵀ·x: HOT's own error (quantization,
-  // HLA), not only the kernels'.
+  // Against the exact products gy·W and gyᵀ·x (of the inputs as given, bf16
+  // ones for a bf16 module): HOT's own error (quantization, HLA; bf16: and
+  // the rounding of gx, gw to bf16), not only the kernels'.
   Shape gxShape{group, n, in, o}, gwShape{group, o, in, n};
   std::string why;
-  void *gxData = denseData(res.gx, sizeof(float), why);
-  void *gwData = denseData(res.gw, sizeof(float), why);
+  void *gxData = denseData(res.gx, elementBytes, why);
+  void *gwData = denseData(res.gw, elementBytes, why);
   if (!gxData || !gwData || res.gx.sizes[0] != n || res.gx.sizes[1] != in ||
       res.gw.sizes[0] != o || res.gw.sizes[1] != in) {
     Row r;
@@ -366,14 +397,14 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
     return {r};
   }
   CheckResult cx =
-      checkOutput(gxData, OutType::F32, gxShape, [&](int64_t i, int64_t j) {
+      checkOutput(gxData, outType, gxShape, [&](int64_t i, int64_t j) {
         double sum = 0;
         for (int64_t k = 0; k < o; ++k)
           sum += double(gy[i * o + k]) * w[k * in + j];
         return sum;
       });
   CheckResult cw =
-      checkOutput(gwData, OutType::F32, gwShape, [&](int64_t i, int64_t j) {
+      checkOutput(gwData, outType, gwShape, [&](int64_t i, int64_t j) {
         double sum = 0;
         for (int64_t k = 0; k < n; ++k)
           sum += double(gy[k * o + i]) * x[k * in + j];
@@ -389,9 +420,10 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
                                      CUDA_CHECK(cudaFree(r.gx.allocated));
                                      CUDA_CHECK(cudaFree(r.gw.allocated));
                                    });
-  char note[96];
-  std::snprintf(note, sizeof(note), "; rel. error gx %.3g, gw %.3g",
-                cx.relError, cw.relError);
+  char note[128];
+  std::snprintf(note, sizeof(note), "; %srel. error gx %.3g, gw %.3g",
+                bf16 ? "bf16 x, W, gy, gx, gw; " : "", cx.relError,
+                cw.relError);
   // traffic.py's byte count of the module's kernels, over this row's time.
   double bytes = double(module->number("traffic_bytes"));
   for (Row &r : rows) {
@@ -405,7 +437,7 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
       r.note += traffic;
     }
   }
-  for (float *p : {xd, wd, gyd})
+  for (void *p : {xd, wd, gyd})
     CUDA_CHECK(cudaFree(p));
   return rows;
 }

@@ -120,8 +120,9 @@ int main(int argc, char **argv) {
     for (const HotModule *hq : findHotModules(modules, "hq", layer.name))
       for (Row &r : runHotQuantize(hq, copyGBs))
         rows.push_back(r);
-    // As generated, and (the _unshared module) with every per-tensor
-    // quantize's max in a pass of its own.
+    // As generated, (the _unshared module) with every per-tensor quantize's
+    // max in a pass of its own, (_lqs) with LQS's finer scales and (_bf16)
+    // the bf16 graph: bf16 x, W, gy, gx, gw; the same cuBLAS rows compared.
     std::vector<const HotModule *> layerModules =
         findHotModules(modules, "layer", layer.name);
     if (layerModules.empty()) {

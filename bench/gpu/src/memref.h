@@ -64,8 +64,10 @@ template <int R> MemRef<R> wrap(void *data, const int64_t (&sizes)[R]) {
 
 /// gemm modules: C[M,N] i32 = A[M,K] i8 · B[N,K]ᵀ i8, C returned.
 using GemmFn = void (*)(MemRef<2> *, MemRef<2> *, MemRef<2> *);
-/// layer modules: (gx[N,I], gw[O,I]) f32 of x[B,T,I], W[O,I], gy[B,T,O] and a
-/// seed (stochastic rounding); both results returned through one struct.
+/// layer modules: (gx[N,I], gw[O,I]) f32 of x[B,T,I], W[O,I], gy[B,T,O] f32
+/// (all bf16 where the description says `dtype = bf16`: the descriptors are the
+/// same) and a seed (stochastic rounding); both results returned through one
+/// struct.
 struct LayerResults {
   MemRef<2> gx, gw;
 };
