@@ -208,22 +208,35 @@ def _per_col_module(m, n, bits, rounding):
             f"  return %q, %s : {q}, {s}\n}}\n")
 
 
-def _quantize_pair_module(m, n, block, granularity):
+def _quantize_pair_module(m, n, block, granularity, product=False):
     """A 2-D layer's gy [m, n] read by both paths without HLA: hadamard along the rows
     (`block`) + per-tensor stochastic 4-bit quantize (gx), and the 8-bit stochastic quantize of
     gy itself per tensor or per column (gw): one statistics kernel and one quantize kernel for
-    both (with a scales kernel between them per column)."""
+    both (with a scales kernel between them per column). With `product`, gy's 8-bit q is only
+    read by gw = rescale(q2^T qx): the quantize kernel writes it K-contiguous for the product
+    (K = m tokens, 8 a thread at a time), and the function returns gw instead."""
     t, q = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}xi8>"
     s = "tensor<f32>" if granularity == "per_tensor" else f"tensor<{n}xf32>"
+    if product:
+        tx, qx, gw = f"tensor<{m}x24xf32>", f"tensor<{m}x24xi8>", f"tensor<{n}x24xf32>"
+        args, results = f", %x: {tx}", f"{gw}, {s}"
+        tail = f"""  %qx, %sx = hot.quantize %x bits 8 granularity per_tensor scale maxabs rounding nearest
+      : {tx} -> {qx}, tensor<f32>
+  %acc = hot.int_matmul %q2 transposed, %qx : {q}, {qx} -> tensor<{n}x24xi32>
+  %gw = hot.rescale %acc, %s2, %sx : tensor<{n}x24xi32>, {s}, tensor<f32> -> {gw}
+  return %q, %s, %gw, %s2 : {q}, tensor<f32>, {results}"""
+    else:
+        args, results = "", f"{q}, {s}"
+        tail = f"  return %q, %s, %q2, %s2 : {q}, tensor<f32>, {results}"
     return f"""
-func.func @pair(%gy: {t}, %seed: i64) -> ({q}, tensor<f32>, {q}, {s}) {{
+func.func @pair(%gy: {t}, %seed: i64{args}) -> ({q}, tensor<f32>, {results}) {{
   %h = hot.hadamard %gy along 1 block {block} : {t}
   %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs rounding stochastic
       seed %seed : {t} -> {q}, tensor<f32>
   %seed2 = arith.addi %seed, %seed : i64
   %q2, %s2 = hot.quantize %gy bits 8 granularity {granularity} scale maxabs rounding stochastic
       seed %seed2 : {t} -> {q}, {s}
-  return %q, %s, %q2, %s2 : {q}, tensor<f32>, {q}, {s}
+{tail}
 }}
 """
 
@@ -299,23 +312,32 @@ def check_per_col_quantize(compile, m, n, rounding):
     np.testing.assert_array_equal(q, q_ref)
 
 
-def check_quantize_pair(compile, m, n, block, granularity):
+def check_quantize_pair(compile, m, n, block, granularity, product=False):
     """A 2-D layer's gy quantized for both paths (hadamard + per-tensor INT4 for gx, INT8 per
     tensor or per column for gw) by one statistics and one quantize kernel, each result with
     its own seed; 10 columns (2 a thread, lanes past them) and a hadamard block spanning 8
-    lanes."""
-    module = compile(_quantize_pair_module(m, n, block, granularity))
+    lanes. With `product`, the gw product of the 8-bit q (written K-major by the quantize
+    kernel) and a quantized x [m, 24], bit for bit."""
+    module = compile(_quantize_pair_module(m, n, block, granularity, product))
     rng = np.random.default_rng([m, n, block])
     gy = (rng.standard_normal((m, n)) * 10.0 ** rng.uniform(-1, 1, (m, 1))).astype(np.float32)
     seed = 2024
-    q, s, q2, s2 = module.pair(gy, seed)
+    q2_ref, s2_ref = reference.quantize(gy, 8, granularity, "maxabs", "stochastic", 2 * seed)
+    if product:
+        x = rng.standard_normal((m, 24)).astype(np.float32)
+        q, s, gw, s2 = module.pair(gy, seed, x)
+        qx, sx = reference.quantize(x, 8, "per_tensor", "maxabs", "nearest")
+        gw_ref = reference.rescale(reference.int_matmul(q2_ref, qx, transpose_a=True), s2_ref,
+                                   sx)
+        _same_bits(gw, gw_ref)
+    else:
+        q, s, q2, s2 = module.pair(gy, seed)
+        np.testing.assert_array_equal(q2, q2_ref)
     q_ref, s_ref = reference.quantize(reference.hadamard(gy, 1, block), 4, "per_tensor",
                                       "maxabs", "stochastic", seed)
-    q2_ref, s2_ref = reference.quantize(gy, 8, granularity, "maxabs", "stochastic", 2 * seed)
     _same_bits(s, s_ref)
     _same_bits(s2, s2_ref)
     np.testing.assert_array_equal(q, q_ref)
-    np.testing.assert_array_equal(q2, q2_ref)
 
 
 # A linear layer's backward in a bf16 or f16 graph, in the form hot-rewrite-backward-matmuls

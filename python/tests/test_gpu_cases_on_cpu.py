@@ -30,10 +30,11 @@ def test_per_col_quantize_on_cpu(compile, m, n, rounding):
     check_per_col_quantize(compile, m, n, rounding)
 
 
+@pytest.mark.parametrize("product", [False, True], ids=["q", "gw"])
 @pytest.mark.parametrize("granularity", ["per_tensor", "per_col"])
 @pytest.mark.parametrize("m,n,block", PAIR_SHAPES)
-def test_quantize_pair_on_cpu(compile, m, n, block, granularity):
-    check_quantize_pair(compile, m, n, block, granularity)
+def test_quantize_pair_on_cpu(compile, m, n, block, granularity, product):
+    check_quantize_pair(compile, m, n, block, granularity, product)
 
 
 @pytest.mark.parametrize("granularity", NARROW_LAYER_GRANULARITIES, ids=["tensor", "lqs"])

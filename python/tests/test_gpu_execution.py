@@ -163,12 +163,14 @@ def test_per_col_quantize_on_gpu(device, tmp_path, m, n, rounding):
                            rounding)
 
 
+@pytest.mark.parametrize("product", [False, True], ids=["q", "gw"])
 @pytest.mark.parametrize("granularity", ["per_tensor", "per_col"])
 @pytest.mark.parametrize("m,n,block", PAIR_SHAPES)
-def test_quantize_pair_on_gpu(device, tmp_path, m, n, block, granularity):
-    """A 2-D layer's gy quantized for both paths (check_quantize_pair)."""
+def test_quantize_pair_on_gpu(device, tmp_path, m, n, block, granularity, product):
+    """A 2-D layer's gy quantized for both paths, with or without the gw product
+    (check_quantize_pair)."""
     check_quantize_pair(lambda text: compile_gpu(text, device, tmp_path), m, n, block,
-                        granularity)
+                        granularity, product)
 
 
 @pytest.mark.parametrize("case", ["shared-kept", "shared-not-stored", "pair"])

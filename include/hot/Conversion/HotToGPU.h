@@ -141,12 +141,44 @@ Value buildKContiguousOperand(OpBuilder &builder, Location loc, Value operand,
 /// to the 16-byte cp.async width.
 int64_t getPaddedKBytes(int64_t k, IntMmaKind kind);
 
+/// The order of K in a product's K-contiguous operands. Integer sums do not
+/// depend on it, so any order that both operands share gives the product
+/// bit for bit. K may be `samples` x `rowsPerSample` rows of a token
+/// projection (hot.lowrank along the tokens of each sample), the first
+/// `fullRows` of each sample the kept rows of full blocks, the others its
+/// tail. Natural: k as hot.int_matmul indexes it (sample after sample).
+/// Tails last: the full blocks' rows of every sample first, then the tail
+/// rows of every sample. A block's kept rows then start at a multiple of
+/// their count, so the kernel that writes them stores aligned vectors.
+struct OperandKOrder {
+  int64_t samples = 0, rowsPerSample = 0, fullRows = 0;
+  bool tailsLast = false;
+
+  bool isNatural() const { return !tailsLast; }
+  int64_t tailRows() const { return rowsPerSample - fullRows; }
+  bool operator==(const OperandKOrder &other) const {
+    return samples == other.samples && rowsPerSample == other.rowsPerSample &&
+           fullRows == other.fullRows && tailsLast == other.tailsLast;
+  }
+  /// "" for the natural order, "_tl<samples>x<fullRows>" otherwise.
+  std::string getSuffix() const;
+  /// The position in this order of row `row` of sample `sample` (the
+  /// natural k = sample * rowsPerSample + row); `tail` says statically
+  /// whether the row is a tail row (row >= fullRows). Needs the projection's
+  /// sizes.
+  Value emitPosition(OpBuilder &b, Location loc, Value sample, Value row,
+                     bool tail) const;
+  /// The natural k at `position` (the inverse of emitPosition).
+  Value emitNaturalIndex(OpBuilder &b, Location loc, Value position) const;
+};
+
 /// A K-major i8 operand `in[k][rows]` rewritten K-contiguous as
 /// `out[rows][kBytes]` (the layout of buildKContiguousOperand): K zero-padded
-/// to kBytes, two values per byte when `packS4`.
+/// to kBytes, two values per byte when `packS4`, in `order`.
 struct OperandTransposeSpec {
   int64_t k = 0, rows = 0, kBytes = 0;
   bool packS4 = false;
+  OperandKOrder order;
 
   std::string getKernelName() const;
   /// Blocks along the output bytes (x) and rows (y); threads per block.
@@ -233,16 +265,39 @@ struct IntMatmulToGPUOptions {
   std::string gpuModuleName = "hot_kernels";
 };
 
+/// A launch of the operand transpose kernel before a product: it reads
+/// `source` (the [K][rows] i8 tensor, through a `bufferization.to_buffer`
+/// that only it uses) and writes `out` (a `memref.alloc`). A kernel that
+/// produces `source` may write `out` itself in the spec's layout instead
+/// (and erase the launch); the transposes that remain get their remark from
+/// emitOperandTransposeRemarks.
+struct OperandTransposeLaunch {
+  gpu::LaunchFuncOp launch;
+  OperandTransposeSpec spec;
+  Value source, out;
+  /// The product's location, and which operand ("lhs" or "rhs").
+  Location productLoc;
+  std::string operand;
+};
+/// The transposes of a module's products.
+using OperandTransposes = SmallVector<OperandTransposeLaunch>;
+
 /// Replaces `op` (and the `hot.rescale` that is its only user, fused into the
 /// kernel's epilogue) by a `gpu.launch_func` of the kernel built by
 /// buildIntMmaKernel on `bufferization.to_buffer`s of its operands (first
-/// transposed, padded or packed by buildKContiguousOperand where needed), and
-/// a `bufferization.to_tensor` of the written buffer. Emits remarks on the
-/// MMA chosen and on inserted transposes; fails with an error on dynamic
-/// shapes.
+/// transposed, padded or packed where needed), and a
+/// `bufferization.to_tensor` of the written buffer. K-major operands go
+/// through the transpose kernel, in tails-last K order when both are token
+/// projections of one shape; each launch is added to `transposes`. Emits a
+/// remark on the MMA chosen; fails with an error on dynamic shapes.
 FailureOr<gpu::LaunchFuncOp>
 lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
-                    const IntMatmulToGPUOptions &options);
+                    const IntMatmulToGPUOptions &options,
+                    OperandTransposes &transposes);
+
+/// Remarks on the transposes that no producer took over: why each operand
+/// needs one and which kernel does it.
+void emitOperandTransposeRemarks(const OperandTransposes &transposes);
 
 } // namespace mlir::hot
 

@@ -150,6 +150,17 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     for gx, per tensor or per column for gw) share the two passes the same
     way.
 
+    A product operand stored K-major (gw = gy^T x: both) is rewritten
+    K-contiguous by a transpose kernel before the product, unless its
+    producer writes it so itself: with `fuse-transposes` (default), the
+    quantize kernel of a lowrank's result stores each thread's q values of a
+    token block straight into the operand's [channels][K] rows, zeros in the
+    padding. When both operands are such projections of one shape with a
+    tail, K is taken in tails-last order (every sample's full blocks, then
+    every sample's tail rows; the same for both operands, so the integer sums
+    are the same), in which each block's kept rows are one aligned vector
+    store. The remaining transposes get a remark.
+
     A `per_col` maxabs quantize (LQS's per-output-channel scales on the gw
     path) runs the same way: a statistics kernel of per-channel maxima (each
     thread's channels over its rows, a row of partials per block row), a
@@ -236,6 +247,10 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     Option<"lowRank", "lowrank", "bool", /*default=*/"true",
            "Lower f32 hot.lowrank and unfused hot.hadamard (block <= 32) to "
            "a register-butterfly kernel">,
+    Option<"fuseTransposes", "fuse-transposes", "bool", /*default=*/"true",
+           "Let the quantize kernel of a lowrank's result write a product's "
+           "K-major operand K-contiguous itself, instead of a transpose "
+           "kernel after it">,
     Option<"shareStatistics", "share-statistics", "bool",
            /*default=*/"true",
            "Let a lowrank kernel compute the maxima of the per-tensor "

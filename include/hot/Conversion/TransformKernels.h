@@ -14,6 +14,7 @@
 #ifndef HOT_CONVERSION_TRANSFORMKERNELS_H
 #define HOT_CONVERSION_TRANSFORMKERNELS_H
 
+#include "hot/Conversion/HotToGPU.h"
 #include "hot/Dialect/Hot/HotOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/PatternMatch.h"
@@ -141,6 +142,12 @@ struct LowRankKernelSpec {
   /// rounding of hadamard(x) and of y.
   int64_t statisticsGridY = 0;
   LowRankQuantization inputQuantization, outputQuantization;
+  /// Quantize stage: with outputKBytes > 0, y's q is stored for a product
+  /// that reads it K-contiguous: as [inner][outputKBytes], row c holding the
+  /// outer x n' values of channel c in `outputKOrder` (whose sizes are this
+  /// projection's), zeros after them.
+  int64_t outputKBytes = 0;
+  OperandKOrder outputKOrder;
 
   /// Token blocks per item (more than one for small blocks: independent
   /// loads in flight).
@@ -203,6 +210,9 @@ struct TransformsToGPUOptions {
   /// Whether lowrank kernels compute the statistics of the quantizes that
   /// share their data (lowerTransformsToGPU).
   bool shareStatistics = true;
+  /// Whether a Quantize kernel writes a product's K-major operand
+  /// K-contiguous itself, replacing its transpose (see OperandTransposes).
+  bool writeOperandsKMajor = true;
 };
 
 /// Partial maxima of |values| that a kernel computes for the per-tensor
@@ -262,20 +272,25 @@ LogicalResult lowerLowRankToGPU(RewriterBase &rewriter, LowRankOp op,
 /// channels) by kernels inserted before `anchor`: Statistics, (per_col)
 /// Scales and Quantize LowRankKernelSpecs. Every value they read must
 /// dominate `anchor`, and `anchor` must dominate the quantizes. Fails,
-/// changing nothing, where the lowrank cannot become a kernel.
+/// changing nothing, where the lowrank cannot become a kernel. When the
+/// output's q is read only by one of `transposes` (and
+/// options.writeOperandsKMajor), the Quantize kernel writes that transpose's
+/// result itself, and the transpose is erased and taken out of the list.
 LogicalResult lowerLowRankAndQuantizesToGPU(
     RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
-    Operation *anchor, const TransformsToGPUOptions &options);
+    Operation *anchor, const TransformsToGPUOptions &options,
+    OperandTransposes &transposes);
 
 /// Replaces `output` (a per-tensor or per_col maxabs quantize of a static
 /// f32 matrix x) and `input` (a per-tensor maxabs quantize of hadamard(x)
 /// along its rows, through a hadamard that fits a warp, or of x) by the
 /// kernels of lowerLowRankAndQuantizesToGPU on x as [1, M, N] with block 1:
 /// one statistics pass and one quantize pass over x instead of two each.
-/// The same conditions on `anchor`.
+/// The same conditions on `anchor`, the same use of `transposes`.
 LogicalResult lowerQuantizePairToGPU(RewriterBase &rewriter, QuantizeOp input,
                                      QuantizeOp output, Operation *anchor,
-                                     const TransformsToGPUOptions &options);
+                                     const TransformsToGPUOptions &options,
+                                     OperandTransposes &transposes);
 
 /// Replaces `op` (a per_col maxabs quantize of a static f32 matrix) by the
 /// kernels of lowerLowRankAndQuantizesToGPU on its input as [1, M, N] with
@@ -296,10 +311,12 @@ LogicalResult lowerHadamardToGPU(RewriterBase &rewriter, HadamardOp op,
 /// `lowRank`, the lowranks and the remaining hadamards. A per-tensor maxabs
 /// quantize whose statistics a lowrank kernel can compute on its way (the
 /// same data read by both, or the lowrank's result) gets them from there:
-/// one pass over the data less.
+/// one pass over the data less. The transposes of the products' operands
+/// that a quantize kernel takes over leave `transposes`.
 void lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
                           const TransformsToGPUOptions &options,
-                          bool hadamardQuantize, bool lowRank);
+                          bool hadamardQuantize, bool lowRank,
+                          OperandTransposes &transposes);
 
 } // namespace mlir::hot
 

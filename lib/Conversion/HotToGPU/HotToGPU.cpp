@@ -87,17 +87,23 @@ struct ConvertHotToGPUPass
     module.walk([&](IntMatmulOp op) { matmuls.push_back(op); });
     IRRewriter rewriter(&getContext());
     bool failedAny = false;
+    OperandTransposes transposes;
     for (IntMatmulOp op : matmuls)
-      failedAny |= failed(lowerIntMatmulToGPU(rewriter, op, options));
+      failedAny |=
+          failed(lowerIntMatmulToGPU(rewriter, op, options, transposes));
     if (failedAny)
       return signalPassFailure();
 
     // The transforms after the products: a product's s4 decision reads the
-    // hot.quantize that feeds it. Ops left here go the generic path.
+    // hot.quantize that feeds it, and a quantize kernel may write a
+    // product's operand K-major itself (taking its transpose out of
+    // `transposes`). Ops left here go the generic path.
     TransformsToGPUOptions transforms;
     transforms.shareStatistics = shareStatistics;
+    transforms.writeOperandsKMajor = fuseTransposes;
     lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
-                         lowRank);
+                         lowRank, transposes);
+    emitOperandTransposeRemarks(transposes);
 
     // The element-type casts and reshapes that the kernels read through
     // (bf16/f16 graphs) are dead now: erase them rather than leave them to

@@ -86,6 +86,43 @@ static RescaleOp getFusableRescale(IntMatmulOp op) {
   return rescale;
 }
 
+/// The tails-last K order of `operand` ([K][rows], K-major) when it is the q
+/// of a hot.quantize of a token projection with a tail (a hot.lowrank,
+/// through reshapes): K = samples x projected rows, rows = the channels.
+/// The natural order otherwise.
+static OperandKOrder getProjectionOrder(Value operand) {
+  auto quantize = operand.getDefiningOp<QuantizeOp>();
+  if (!quantize || quantize.getQ() != operand)
+    return {};
+  auto lowRank = stripReshapes(quantize.getInput()).getDefiningOp<LowRankOp>();
+  if (!lowRank)
+    return {};
+  auto inType = cast<RankedTensorType>(lowRank.getInput().getType());
+  auto outType = cast<RankedTensorType>(lowRank.getType());
+  if (!inType.hasStaticShape())
+    return {};
+  int64_t dim = lowRank.getDim();
+  auto product = [](ArrayRef<int64_t> dims) {
+    int64_t size = 1;
+    for (int64_t d : dims)
+      size *= d;
+    return size;
+  };
+  OperandKOrder order;
+  order.samples = product(outType.getShape().take_front(dim));
+  order.rowsPerSample = outType.getDimSize(dim);
+  order.fullRows =
+      order.rowsPerSample - inType.getDimSize(dim) % lowRank.getBlock();
+  int64_t channels = product(outType.getShape().drop_front(dim + 1));
+  auto type = cast<RankedTensorType>(operand.getType());
+  if (order.tailRows() == 0 ||
+      type.getDimSize(0) != order.samples * order.rowsPerSample ||
+      type.getDimSize(1) != channels)
+    return {};
+  order.tailsLast = true;
+  return order;
+}
+
 /// A `bufferization.to_buffer` of `tensor` with the identity layout.
 static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -96,7 +133,8 @@ static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
 
 FailureOr<gpu::LaunchFuncOp>
 mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
-                               const IntMatmulToGPUOptions &options) {
+                               const IntMatmulToGPUOptions &options,
+                               OperandTransposes &transposes) {
   auto lhsType = cast<RankedTensorType>(op.getLhs().getType());
   auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
   auto resultType = cast<RankedTensorType>(op.getType());
@@ -209,9 +247,18 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
                                      : op.getOperation());
 
   // Both operands K-contiguous, K padded to whole 16-byte chunks, packed for
-  // s4: a K-major operand goes through the shared-memory transpose kernel;
-  // one that only needs padding or packing through an elementwise
-  // linalg.generic (mapped like every other linalg op).
+  // s4: a K-major operand goes through the shared-memory transpose kernel
+  // (unless its producer takes that over: OperandTransposes); one that only
+  // needs padding or packing through an elementwise linalg.generic (mapped
+  // like every other linalg op). Two K-major token projections of one shape
+  // (gw = gy^T x with HLA) share the tails-last K order, in which their
+  // producers can store each block's rows as one vector.
+  OperandKOrder order;
+  if (transposeLhs && !transposeRhs) {
+    OperandKOrder lhsOrder = getProjectionOrder(op.getLhs());
+    if (!lhsOrder.isNatural() && lhsOrder == getProjectionOrder(op.getRhs()))
+      order = lhsOrder;
+  }
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(rewriter, loc, v);
   };
@@ -227,18 +274,14 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     layout.rows = rows;
     layout.kBytes = kBytes;
     layout.packS4 = kind == IntMmaKind::S4;
+    layout.order = order;
     gpu::GPUFuncOp transpose =
         buildOperandTransposeKernel(rewriter, loc, gpuModule, layout);
-    op.emitRemark() << what << " is not K-contiguous: transposed to ["
-                    << rows << "][K] i8 by @" << transpose.getName()
-                    << " (64x64-byte tiles through shared memory) before the "
-                       "product (fusing the transpose into its hot.quantize "
-                       "is future work)";
     Value in = toBuffer(rewriter, loc, operand);
     auto outType = MemRefType::get({rows, kBytes}, rewriter.getI8Type());
     Value out = memref::AllocOp::create(rewriter, loc, outType,
                                         rewriter.getI64IntegerAttr(64));
-    gpu::LaunchFuncOp::create(
+    auto launch = gpu::LaunchFuncOp::create(
         rewriter, loc, transpose,
         gpu::KernelDim3{index(layout.getGridX()), index(layout.getGridY()),
                         index(1)},
@@ -246,6 +289,7 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
                         index(1), index(1)},
         /*dynamicSharedMemorySize=*/Value(),
         ValueRange{in, out});
+    transposes.push_back({launch, layout, operand, out, loc, what.str()});
     return Value(bufferization::ToTensorOp::create(
         rewriter, loc, RankedTensorType::get(outType.getShape(),
                                              outType.getElementType()),
@@ -292,4 +336,21 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     rewriter.replaceOp(op, result);
   }
   return launch;
+}
+
+void mlir::hot::emitOperandTransposeRemarks(
+    const OperandTransposes &transposes) {
+  for (const OperandTransposeLaunch &transpose : transposes) {
+    const OperandTransposeSpec &spec = transpose.spec;
+    InFlightDiagnostic remark = mlir::emitRemark(transpose.productLoc);
+    remark << transpose.operand << " is not K-contiguous: transposed to ["
+           << spec.rows << "][K] i8 by @" << spec.getKernelName()
+           << " (64x64-byte tiles through shared memory) before the product";
+    if (!spec.order.isNatural())
+      remark << ", K in tails-last order (the full blocks' "
+             << spec.order.fullRows << " rows of each of "
+             << spec.order.samples << " samples, then the tails), as the "
+             << "other operand";
+    remark << " (no kernel that produces it writes it K-major)";
+  }
 }

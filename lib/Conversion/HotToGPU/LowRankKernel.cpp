@@ -38,6 +38,8 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::hot;
 
@@ -105,7 +107,10 @@ std::string LowRankKernelSpec::getKernelName() const {
     }
     os << "_out_" << getOutputMaxName(outputMax);
     rounding(outputQuantization);
-    os << "_g" << statisticsGridY << getInputTypeSuffix(inputElementType);
+    os << "_g" << statisticsGridY;
+    if (outputKBytes > 0)
+      os << "_kmajor" << outputKBytes << outputKOrder.getSuffix();
+    os << getInputTypeSuffix(inputElementType);
     return name;
   }
   if (inputMaxBlock > 0)
@@ -168,7 +173,9 @@ struct LowRankArgs {
       if (!(quantizes && column))
         add(outPartials, column ? columnPartials : tensorPartials);
       if (quantizes) {
-        add(qOut, MemRefType::get(outShape, i8));
+        add(qOut, spec.outputKBytes > 0
+                      ? MemRefType::get({spec.inner, spec.outputKBytes}, i8)
+                      : MemRefType::get(outShape, i8));
         add(scaleOut, column ? columnScales : MemRefType::get({}, f32));
       }
     }
@@ -234,6 +241,14 @@ private:
   /// [outer, rows, inner] tensor, with `scales` (one, or one per value).
   SmallVector<Value> quantize(const TokenRow &row, Value s, int64_t rows,
                               ArrayRef<Value> scales, int64_t qmax, Value key);
+  /// Stores the i8 values `rows` (V per row) as the consecutive K positions
+  /// from `start` of the thread's channels' rows of the K-major q, in
+  /// vectors as wide as `alignment` (a power of two that divides `start`)
+  /// allows.
+  void storeKMajor(ArrayRef<SmallVector<Value>> rows, Value start,
+                   int64_t alignment);
+  /// Zeros in the K-major q's padding (the thread's channels).
+  void zeroKPadding();
   /// Stores the block's partials of `stats`.
   void storePartials(const Statistics &stats);
   /// The Quantize stage's scales (per tensor from the partials: thread 0 of
@@ -301,6 +316,57 @@ SmallVector<Value> LowRankEmitter::quantize(const TokenRow &row, Value s,
   return qs;
 }
 
+/// The largest power of two up to 16 that divides every nonzero term.
+static int64_t getAlignment(ArrayRef<int64_t> terms) {
+  uint64_t common = 0;
+  for (int64_t term : terms)
+    common = std::gcd(common, uint64_t(term));
+  if (common == 0)
+    return 16;
+  return std::min<int64_t>(16, int64_t(common & -common));
+}
+
+void LowRankEmitter::storeKMajor(ArrayRef<SmallVector<Value>> rows,
+                                 Value start, int64_t alignment) {
+  int64_t count = rows.size();
+  int64_t width = std::min(alignment, getAlignment({count}));
+  emitIfThen(b, active, [&] {
+    for (int64_t e = 0; e < spec.vectorWidth; ++e) {
+      Value channelRow = arith::AddIOp::create(b, channel, cst(e));
+      for (int64_t first = 0; first < count; first += width) {
+        SmallVector<Value> bytes;
+        for (int64_t r = first; r < first + width; ++r)
+          bytes.push_back(rows[r][e]);
+        Value packed = vector::FromElementsOp::create(
+            b, VectorType::get({width}, b.getI8Type()), bytes);
+        Value at = arith::AddIOp::create(b, start, cst(first));
+        auto op = vector::StoreOp::create(b, packed, arg(args.qOut),
+                                          ValueRange{channelRow, at});
+        op.setAlignment(uint64_t(width));
+      }
+    }
+  });
+}
+
+void LowRankEmitter::zeroKPadding() {
+  int64_t k = spec.outer * spec.projectedSize();
+  if (spec.outputKBytes <= k)
+    return;
+  Value firstRow = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::eq,
+      gpu::BlockIdOp::create(b, gpu::Dimension::y), cst(0));
+  Value zero = arith::ConstantIntOp::create(b, b.getI8Type(), 0);
+  emitIfThen(b, active ? arith::AndIOp::create(b, firstRow, active) : firstRow,
+             [&] {
+               for (int64_t e = 0; e < spec.vectorWidth; ++e) {
+                 Value channelRow = arith::AddIOp::create(b, channel, cst(e));
+                 for (int64_t at = k; at < spec.outputKBytes; ++at)
+                   memref::StoreOp::create(b, zero, arg(args.qOut),
+                                           ValueRange{channelRow, cst(at)});
+               }
+             });
+}
+
 Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
                                     Statistics stats) {
   int64_t rank = spec.rows.size();
@@ -359,6 +425,44 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
       else
         stats.in = emitAbsMax(b, transformed.values, stats.in);
     }
+  }
+  if (quantizes && spec.outputKBytes > 0) {
+    // K-major: the item's full blocks are consecutive K positions, and so
+    // are its tail rows.
+    const OperandKOrder &order = spec.outputKOrder;
+    int64_t blockRows = out.size() - (tail ? spec.tail() : 0);
+    // What the positions' dynamic parts are multiples of: the sample's
+    // start, and the item's first block (static for the tail item).
+    int64_t sampleStride =
+        spec.outer > 1 ? (order.tailsLast ? order.fullRows
+                                          : order.rowsPerSample)
+                       : 0;
+    int64_t firstBlockRow =
+        tail ? spec.fullItems() * spec.itemBlocks * rank
+             : spec.itemBlocks * rank;
+    SmallVector<SmallVector<Value>> qs;
+    for (const TokenRow &row : out)
+      qs.push_back(quantize(row, s, spec.projectedSize(), outScales,
+                            spec.outputQuantization.qmax, outKey));
+    ArrayRef<SmallVector<Value>> all(qs);
+    if (blockRows > 0)
+      storeKMajor(all.take_front(blockRows),
+                  order.emitPosition(b, b.getLoc(), s, out.front().index,
+                                     /*tail=*/false),
+                  getAlignment({sampleStride, firstBlockRow}));
+    if (blockRows < int64_t(out.size())) {
+      int64_t tailStride =
+          spec.outer > 1 ? (order.tailsLast ? order.tailRows()
+                                            : order.rowsPerSample)
+                         : 0;
+      int64_t tailStart = order.tailsLast ? spec.outer * order.fullRows
+                                          : order.fullRows;
+      storeKMajor(all.drop_front(blockRows),
+                  order.emitPosition(b, b.getLoc(), s, cst(order.fullRows),
+                                     /*tail=*/true),
+                  getAlignment({tailStride, tailStart}));
+    }
+    return stats;
   }
   for (const TokenRow &row : out) {
     if (quantizes) {
@@ -510,8 +614,10 @@ void LowRankEmitter::emit() {
     gpu::ReturnOp::create(b);
     return;
   }
-  if (spec.stage == LowRankStage::Quantize)
+  if (spec.stage == LowRankStage::Quantize) {
     loadScales();
+    zeroKPadding();
+  }
   // The running statistics start at +0 (|values| are never below).
   Statistics init;
   if (spec.hasStatistics()) {

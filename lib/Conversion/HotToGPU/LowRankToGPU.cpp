@@ -316,13 +316,45 @@ static LowRankQuantization getQuantization(QuantizeOp op) {
   return {op.getQMax(), op.getRounding() == Rounding::Stochastic};
 }
 
+/// The transpose in `transposes` that the Quantize kernel `spec` can take
+/// over for `output`: its q, [outer * n', inner] s8, read only by that
+/// transpose, in the natural K order or this projection's tails-last one,
+/// with the result allocated in `anchor`'s block. Null when there is none.
+static OperandTransposeLaunch *
+findFusableTranspose(OperandTransposes &transposes, QuantizeOp output,
+                     const LowRankKernelSpec &spec, Operation *anchor) {
+  Value q = output.getQ();
+  auto it = llvm::find_if(transposes, [&](const OperandTransposeLaunch &t) {
+    return t.source == q;
+  });
+  if (it == transposes.end() || !q.hasOneUse())
+    return nullptr;
+  auto toBuffer = dyn_cast<bufferization::ToBufferOp>(*q.user_begin());
+  if (!toBuffer || !toBuffer->hasOneUse() ||
+      *toBuffer->user_begin() != it->launch.getOperation())
+    return nullptr;
+  const OperandTransposeSpec &layout = it->spec;
+  OperandKOrder own{spec.outer, spec.projectedSize(),
+                    spec.numBlocks() * int64_t(spec.rows.size()),
+                    /*tailsLast=*/true};
+  Operation *alloc = it->out.getDefiningOp();
+  if (layout.packS4 || layout.k != spec.outer * spec.projectedSize() ||
+      layout.rows != spec.inner ||
+      !(layout.order.isNatural() || layout.order == own) ||
+      !isa_and_nonnull<memref::AllocOp>(alloc) ||
+      alloc->getBlock() != anchor->getBlock() || alloc->getNumOperands() != 0)
+    return nullptr;
+  return &*it;
+}
+
 /// Launches the kernels that compute `transform`'s statistics and quantize
 /// with them (see lowerLowRankAndQuantizesToGPU), before `anchor`, and
 /// replaces the quantizes. `input` may be null. Returns the remark.
 static FailureOr<std::string>
 launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
                     QuantizeOp input, QuantizeOp output, Operation *anchor,
-                    const TransformsToGPUOptions &options) {
+                    const TransformsToGPUOptions &options,
+                    OperandTransposes &transposes) {
   Operation *op = transform.op;
   std::string reason;
   FailureOr<LowRankKernelSpec> spec =
@@ -357,6 +389,21 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   LowRankKernelSpec scales = quantize;
   scales.stage = LowRankStage::Scales;
   scales.gridY = 1;
+  // The product's operand written K-contiguous, instead of y's q and a
+  // transpose of it.
+  OperandTransposeLaunch *transpose =
+      options.writeOperandsKMajor
+          ? findFusableTranspose(transposes, output, quantize, anchor)
+          : nullptr;
+  std::string transposeName;
+  if (transpose) {
+    quantize.outputKBytes = transpose->spec.kBytes;
+    quantize.outputKOrder = {quantize.outer, quantize.projectedSize(),
+                             quantize.numBlocks() *
+                                 int64_t(quantize.rows.size()),
+                             transpose->spec.order.tailsLast};
+    transposeName = transpose->spec.getKernelName();
+  }
 
   gpu::GPUModuleOp gpuModule =
       getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
@@ -402,7 +449,15 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   Value outPartials = column ? allocate({stats.gridY, spec->inner}, f32)
                              : allocate({stats.numPartials()}, f32);
   statsArgs.push_back(outPartials);
-  Value qOut = allocate(outShape, i8);
+  Value qOut;
+  if (transpose) {
+    qOut = transpose->out;
+    Operation *alloc = qOut.getDefiningOp();
+    if (anchor->isBeforeInBlock(alloc))
+      rewriter.moveOpBefore(alloc, anchor);
+  } else {
+    qOut = allocate(outShape, i8);
+  }
   Value scaleOut = column ? allocate({spec->inner}, f32) : allocate({}, f32);
   if (!column)
     quantizeArgs.push_back(outPartials);
@@ -434,7 +489,23 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
     if (hadamard && hadamard->use_empty())
       rewriter.eraseOp(hadamard);
   }
-  replace(output, qOut, scaleOut);
+  if (transpose) {
+    // q's only reader was the transpose; its kernel goes too when no other
+    // launch uses it.
+    Operation *toBuffer = *output.getQ().user_begin();
+    auto transposeKernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        transpose->launch, transpose->launch.getKernel());
+    rewriter.eraseOp(transpose->launch);
+    rewriter.eraseOp(toBuffer);
+    if (transposeKernel &&
+        SymbolTable::symbolKnownUseEmpty(transposeKernel, module))
+      rewriter.eraseOp(transposeKernel);
+    rewriter.replaceAllUsesWith(output.getScale(), toTensor(scaleOut));
+    rewriter.eraseOp(output);
+    transposes.erase(transpose);
+  } else {
+    replace(output, qOut, scaleOut);
+  }
 
   std::string remark;
   llvm::raw_string_ostream os(remark);
@@ -454,16 +525,25 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
      << (input ? "the hadamard and " : "") << (identity ? "x" : "y")
      << " with the CPU path's rounding"
      << (identity ? ")" : "; y never reaches memory)");
+  if (!transposeName.empty()) {
+    os << "; it writes the q of " << (identity ? "x" : "y") << " as the "
+       << "product's K-contiguous operand [" << spec->inner << "]["
+       << quantize.outputKBytes << "] i8";
+    if (quantize.outputKOrder.tailsLast)
+      os << " in tails-last K order";
+    os << ", in place of @" << transposeName;
+  }
   return remark;
 }
 
 LogicalResult mlir::hot::lowerLowRankAndQuantizesToGPU(
     RewriterBase &rewriter, LowRankOp op, QuantizeOp input, QuantizeOp output,
-    Operation *anchor, const TransformsToGPUOptions &options) {
+    Operation *anchor, const TransformsToGPUOptions &options,
+    OperandTransposes &transposes) {
   BlockTransform transform = getBlockTransform(op);
   Location loc = op.getLoc();
-  FailureOr<std::string> remark =
-      launchWithQuantizes(rewriter, transform, input, output, anchor, options);
+  FailureOr<std::string> remark = launchWithQuantizes(
+      rewriter, transform, input, output, anchor, options, transposes);
   if (failed(remark))
     return failure();
   // The projection's result, through its reshapes, fed only the output
@@ -494,8 +574,10 @@ mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   BlockTransform transform{op, op.getInput(), 0, 1, {0}, type};
   Location loc = op.getLoc();
   FailureOr<std::string> remark;
+  OperandTransposes none;
   if (type.hasStaticShape() && type.getNumElements() != 0)
-    remark = launchWithQuantizes(rewriter, transform, nullptr, op, op, options);
+    remark = launchWithQuantizes(rewriter, transform, nullptr, op, op, options,
+                                 none);
   if (failed(remark)) {
     mlir::emitRemark(loc) << "per_col quantize left to the generic path: the "
                              "kernels are specialized to static, non-empty "
@@ -506,17 +588,17 @@ mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   return success();
 }
 
-LogicalResult
-mlir::hot::lowerQuantizePairToGPU(RewriterBase &rewriter, QuantizeOp input,
-                                  QuantizeOp output, Operation *anchor,
-                                  const TransformsToGPUOptions &options) {
+LogicalResult mlir::hot::lowerQuantizePairToGPU(
+    RewriterBase &rewriter, QuantizeOp input, QuantizeOp output,
+    Operation *anchor, const TransformsToGPUOptions &options,
+    OperandTransposes &transposes) {
   auto type = cast<RankedTensorType>(output.getInput().getType());
   if (!type.hasStaticShape() || type.getNumElements() == 0)
     return failure();
   BlockTransform transform{output, output.getInput(), 0, 1, {0}, type};
   Location loc = output.getLoc();
-  FailureOr<std::string> remark =
-      launchWithQuantizes(rewriter, transform, input, output, anchor, options);
+  FailureOr<std::string> remark = launchWithQuantizes(
+      rewriter, transform, input, output, anchor, options, transposes);
   if (failed(remark))
     return failure();
   mlir::emitRemark(loc) << "this quantize and the one of the same data's "

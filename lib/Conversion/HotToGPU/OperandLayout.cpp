@@ -13,6 +13,59 @@
 using namespace mlir;
 using namespace mlir::hot;
 
+std::string OperandKOrder::getSuffix() const {
+  if (isNatural())
+    return "";
+  return "_tl" + std::to_string(samples) + "x" + std::to_string(fullRows);
+}
+
+Value OperandKOrder::emitPosition(OpBuilder &builder, Location loc,
+                                  Value sample, Value row, bool tail) const {
+  ImplicitLocOpBuilder b(loc, builder);
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  assert(rowsPerSample > 0 && "the position needs the projection's sizes");
+  if (isNatural())
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, sample, cst(rowsPerSample)), row);
+  if (!tail)
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, sample, cst(fullRows)), row);
+  // After every sample's full rows: sample's tail rows.
+  Value inTail = arith::SubIOp::create(b, row, cst(fullRows));
+  Value first = arith::AddIOp::create(
+      b, cst(samples * fullRows),
+      arith::MulIOp::create(b, sample, cst(tailRows())));
+  return arith::AddIOp::create(b, first, inTail);
+}
+
+Value OperandKOrder::emitNaturalIndex(OpBuilder &builder, Location loc,
+                                      Value position) const {
+  if (isNatural())
+    return position;
+  ImplicitLocOpBuilder b(loc, builder);
+  auto cst = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  auto naturalOf = [&](Value offset, int64_t perSample, int64_t firstRow) {
+    Value sample = arith::DivUIOp::create(b, offset, cst(perSample));
+    Value row = arith::AddIOp::create(
+        b, arith::RemUIOp::create(b, offset, cst(perSample)), cst(firstRow));
+    return arith::AddIOp::create(
+        b, arith::MulIOp::create(b, sample, cst(rowsPerSample)), row);
+  };
+  int64_t full = samples * fullRows;
+  Value isFull =
+      arith::CmpIOp::create(b, arith::CmpIPredicate::ult, position, cst(full));
+  Value fromFull = naturalOf(position, fullRows, 0);
+  // Clamped, so that the unselected division stays in range.
+  Value tailOffset = arith::SelectOp::create(
+      b, isFull, cst(0), arith::SubIOp::create(b, position, cst(full)));
+  Value fromTail = naturalOf(tailOffset, tailRows(), fullRows);
+  return arith::SelectOp::create(b, isFull, fromFull, fromTail);
+}
+
 int64_t mlir::hot::getPaddedKBytes(int64_t k, IntMmaKind kind) {
   int64_t bytes = kind == IntMmaKind::S4 ? llvm::divideCeil(k, 2) : k;
   return llvm::alignTo(bytes, 16);

@@ -152,7 +152,8 @@ static Operation *getFirst(Operation *a, Operation *b) {
 static LogicalResult lowerTogether(RewriterBase &rewriter, LowRankOp op,
                                    QuantizeOp input, QuantizeOp output,
                                    const TransformsToGPUOptions &options,
-                                   DominanceInfo &dominance) {
+                                   DominanceInfo &dominance,
+                                   OperandTransposes &transposes) {
   Block *block = op->getBlock();
   if ((input && input->getBlock() != block) || output->getBlock() != block ||
       !feedsOnly(op, output))
@@ -164,12 +165,13 @@ static LogicalResult lowerTogether(RewriterBase &rewriter, LowRankOp op,
     if (value && failed(hoistBefore(rewriter, value, anchor, dominance)))
       return failure();
   return lowerLowRankAndQuantizesToGPU(rewriter, op, input, output, anchor,
-                                       options);
+                                       options, transposes);
 }
 
 void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
                                      const TransformsToGPUOptions &options,
-                                     bool hadamardQuantize, bool lowRank) {
+                                     bool hadamardQuantize, bool lowRank,
+                                     OperandTransposes &transposes) {
   SmallVector<QuantizeOp> quantizes;
   module.walk([&](QuantizeOp op) { quantizes.push_back(op); });
 
@@ -188,12 +190,14 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
         input = findInputQuantize(op, quantizes, claimed, options);
         output = findOutputQuantize(op, quantizes, claimed);
       }
-      // Both quantizes, or a per_col one (whose scales only a statistics
-      // pass gets): one pass over the data after a statistics pass.
+      // A statistics pass, then one pass that quantizes without storing the
+      // projection. Without an input quantize, that reads the input twice
+      // where the projection would be written and read back in f32: as many
+      // bytes for an f32 input, fewer for bf16/f16, and no f32 buffer (and
+      // the quantize kernel can write a product's operand K-major).
       bool perColumn = output && output.getGranularity() == Granularity::PerCol;
-      if (output && (input || perColumn) &&
-          succeeded(
-              lowerTogether(rewriter, op, input, output, options, dominance))) {
+      if (output && succeeded(lowerTogether(rewriter, op, input, output,
+                                            options, dominance, transposes))) {
         if (input)
           claimed.insert(input);
         claimed.insert(output);
@@ -248,7 +252,7 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
           }))
         continue;
       if (succeeded(lowerQuantizePairToGPU(rewriter, input, output, anchor,
-                                           options))) {
+                                           options, transposes))) {
         claimed.insert(input);
         claimed.insert(output);
       }

@@ -8,7 +8,8 @@
 // the low nibble), as buildKContiguousOperand defines. One thread block turns
 // a tile of 64 rows x 64 output bytes (64 K values, 128 for s4) around in
 // shared memory: it reads whole input rows (consecutive threads, consecutive
-// bytes) and writes 16-byte vectors of output rows.
+// bytes) and writes 16-byte vectors of output rows. With a tails-last K
+// order, output byte k' holds input row emitNaturalIndex(k').
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +38,8 @@ static constexpr int64_t kPad = 4;
 std::string OperandTransposeSpec::getKernelName() const {
   return ("hot_transpose_" + std::string(packS4 ? "s4" : "s8") + "_" +
           std::to_string(k) + "x" + std::to_string(rows) + "_to_" +
-          std::to_string(rows) + "x" + std::to_string(kBytes));
+          std::to_string(rows) + "x" + std::to_string(kBytes) +
+          order.getSuffix());
 }
 
 int64_t OperandTransposeSpec::getGridX() const {
@@ -101,6 +103,7 @@ gpu::GPUFuncOp mlir::hot::buildOperandTransposeKernel(
     if (rowValid)
       valid = arith::AndIOp::create(b, valid, rowValid);
     Value safeK = arith::SelectOp::create(b, valid, kk, cst(0));
+    safeK = spec.order.emitNaturalIndex(b, b.getLoc(), safeK);
     Value safeRow = rowValid ? arith::SelectOp::create(b, valid, row, cst(0))
                              : row;
     Value v = memref::LoadOp::create(b, in, ValueRange{safeK, safeRow});

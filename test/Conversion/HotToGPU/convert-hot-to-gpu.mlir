@@ -12,7 +12,7 @@
 // rescale is fused.
 
 // REMARK80: remark: tensor-core kernel @hot_int_mma_s4_197x32x32_t128x128x64_w64x32_s3_rescale10_f32: s4 mma.sync m16n8k64 (both operands are on a 4-bit grid and sm_80 has INT4 tensor cores; operands packed two per byte), hot.rescale fused into the epilogue
-// REMARK80: remark: rhs is not K-contiguous: transposed to [32][K] i8 by @hot_transpose_s4_64x32_to_32x32 (64x64-byte tiles through shared memory) before the product (fusing the transpose into its hot.quantize is future work)
+// REMARK80: remark: rhs is not K-contiguous: transposed to [32][K] i8 by @hot_transpose_s4_64x32_to_32x32 (64x64-byte tiles through shared memory) before the product (no kernel that produces it writes it K-major)
 // REMARK90: remark: tensor-core kernel @hot_int_mma_s8_197x32x64_t128x128x64_w64x32_s3_rescale10_f32: s8 mma.sync m16n8k32 (sm_90 has no INT4 tensor cores: 4-bit operands computed with s8; wgmma needs sm_90a), hot.rescale fused into the epilogue
 // REMARK90: remark: rhs is not K-contiguous: transposed to [32][K] i8
 

@@ -26,21 +26,31 @@
 // PTX80-LABEL: .entry hot_int_mma_s8_768x768x208_t64x64x64_w64x32_s3_rescale00_bf16(
 // PTX90-LABEL: .entry hot_int_mma_wgmma_s8_768x768x208_t64x64x128_s4_rescale00_bf16(
 // PTX: cvt.rn.bf16x2.f32
-// gy's statistics and quantize kernels, x's projection, W's Hadamard: bf16
-// loads, extended by integer moves on sm_80 and by cvt.f32.bf16 on sm_90.
+// gy's and x's statistics and quantize kernels, W's Hadamard: bf16 loads,
+// extended by integer moves on sm_80 and by cvt.f32.bf16 on sm_90. The
+// quantize kernels write the gw product's operands K-contiguous
+// ([768][208], K in tails-last order): a block's 8 kept rows of a channel
+// as one 8-byte store, the 5 tail rows byte by byte, zeros past K = 202.
+// No transpose kernel is left for them.
+// PTX-NOT: hot_transpose_s8_202x768
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26_bf16(
 // PTX: ld.global.v4.b16
 // PTX80-NOT: cvt.f32.bf16
 // PTX90: cvt.f32.bf16
-// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127s_g26_bf16(
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127s_g26_kmajor208_tl2x96_bf16(
+// PTX: st.global.b8 [%rd{{[0-9]+}}+207], 0;
 // PTX: ld.global.v4.b16
-// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_outmax_p26_bf16(
+// PTX: st.global.v2.b32 [%rd{{[0-9]+}}+208], {%r{{[0-9]+}}, %r{{[0-9]+}}};
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_outmax_p26_bf16(
 // PTX: ld.global.v4.b16
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_out_tensor_q127n_g26_kmajor208_tl2x96_bf16(
+// PTX: ld.global.v4.b16
+// PTX: st.global.v2.b32
 // PTX-LABEL: .entry hot_block_hadamard_1x768x768_b16_v4_t192_bf16(
 // PTX: ld.global.v4.b16
 
-// ptxas compiles them in reverse order; 12 kernels, none spills.
-// PTXAS-COUNT-12: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// ptxas compiles them in reverse order; 11 kernels, none spills.
+// PTXAS-COUNT-11: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // PTXAS-NOT: error
 
 func.func @layer(%x3: tensor<2x197x768xbf16>, %w: tensor<768x768xbf16>,
