@@ -220,19 +220,22 @@ def main():
             # And with LQS's finer scales (per token on gx, per output
             # channel on gw), which take other kernels. And the bf16 graph
             # as generated: its kernels read the bf16 operands and the
-            # products' epilogues store bf16 (no cast kernel may be left).
+            # products' epilogues store bf16 (no cast kernel may be left);
+            # and that graph with the gw operands' transpose kernels (not
+            # written K-major by their quantize kernels): whether the
+            # quantize kernels' 8-byte K-major stores beat them.
             for suffix, extra, rewrite, dtype in (
                     ("", "", "", "f32"),
                     ("_unshared", " share-statistics=0", "", "f32"),
                     ("_lqs", "", traffic.LQS, "f32"),
-                    ("_bf16", "", "", "bf16")):
+                    ("_bf16", "", "", "bf16"),
+                    ("_bf16_transposed", " fuse-transposes=0", "", "bf16")):
                 name = f"layer_{layer}{suffix}"
                 so = out / f"{name}.so"
                 pipeline = lower_to_nvvm + extra
                 text = layer_module(name, o, i, dtype)
                 found, leftover = traffic.launches(
-                    args.hot_opt, text, args.chip,
-                    "share-statistics=0" not in extra, rewrite)
+                    args.hot_opt, text, args.chip, extra, rewrite)
                 generic = [k for k, _ in found if not k.startswith("hot_")]
                 if leftover or generic:
                     sys.exit(f"export.py: {name}: ops left for the generic "

@@ -144,14 +144,15 @@ def host_op_cost(name, results, text):
 LQS = " gx-granularity=per_row gw-granularity=per_col"
 
 
-def launches(hot_opt, text, chip, share, rewrite=""):
+def launches(hot_opt, text, chip, options="", rewrite=""):
     """(kernel name, bytes of its buffer arguments) of each launch, and ("generic <op>", bytes)
     of each host op on tensors left for the generic path, in program order; and the names of the
-    ops the model cannot count (a hot op the lowering left, another tensor op)."""
+    ops the model cannot count (a hot op the lowering left, another tensor op). `options`: more
+    convert-hot-to-gpu options (" share-statistics=0", ...)."""
     rewritten = subprocess.run([hot_opt, f"--hot-rewrite-backward-matmuls=remarks=false{rewrite}"],
                                input=text, capture_output=True, text=True, check=True).stdout
     lowered = subprocess.run(
-        [hot_opt, f"--convert-hot-to-gpu=chip={chip} share-statistics={int(share)}"],
+        [hot_opt, f"--convert-hot-to-gpu=chip={chip}{options}"],
         input=rewritten, capture_output=True, text=True, check=True).stdout
     found, leftover = [], set()
     for name, results, op in statements(lowered.split("gpu.module")[0]):
@@ -213,31 +214,37 @@ def main():
     print("| layer | kernels (shared) | MB (shared) | kernels (unshared) | MB (unshared) "
           "| shared / unshared | kernels (LQS scales) | MB (LQS scales) "
           "| kernels (bf16 as generated) | MB (bf16 as generated) "
+          "| kernels (bf16, transpose kernels) | MB (bf16, transpose kernels) "
           "| kernels (bf16 model: f32 kernels + separate casts) "
           "| MB (bf16 model: f32 kernels + separate casts) | bf16 / model |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     details = []
     for layer, o, i in export.LAYERS:
         if layer not in args.layers:
             continue
         text = export.layer_module(f"layer_{layer}", o, i)
-        shared, left_s = launches(args.hot_opt, text, args.chip, True)
-        unshared, left_u = launches(args.hot_opt, text, args.chip, False)
-        lqs, left_l = launches(args.hot_opt, text, args.chip, True, LQS)
-        bf16, left_b = launches(args.hot_opt, export.layer_module(f"layer_{layer}_bf16", o, i,
-                                                                  "bf16"), args.chip, True)
-        if left_s or left_u or left_l or left_b:
-            sys.exit(f"traffic.py: {layer}: ops the model cannot count "
-                     f"({left_s or left_u or left_l or left_b})")
+        bf16_text = export.layer_module(f"layer_{layer}_bf16", o, i, "bf16")
+        shared, left_s = launches(args.hot_opt, text, args.chip)
+        unshared, left_u = launches(args.hot_opt, text, args.chip, " share-statistics=0")
+        lqs, left_l = launches(args.hot_opt, text, args.chip, "", LQS)
+        bf16, left_b = launches(args.hot_opt, bf16_text, args.chip)
+        bf16_t, left_t = launches(args.hot_opt, bf16_text, args.chip, " fuse-transposes=0")
+        left = left_s or left_u or left_l or left_b or left_t
+        if left:
+            sys.exit(f"traffic.py: {layer}: ops the model cannot count ({left})")
+        # The bf16 graph without the cast fusion: the f32 kernels, their
+        # operands' transposes as generated for f32, and the casts.
         model = shared + separate_casts(o, i, n)
         total_s = sum(b for _, b in shared)
         total_u = sum(b for _, b in unshared)
         total_l = sum(b for _, b in lqs)
         total_b = sum(b for _, b in bf16)
+        total_t = sum(b for _, b in bf16_t)
         total_m = sum(b for _, b in model)
         print(f"| {layer} (O {o}, I {i}) | {len(shared)} | {total_s / mb:,.1f} | "
               f"{len(unshared)} | {total_u / mb:,.1f} | {total_s / total_u:.2f} | "
               f"{len(lqs)} | {total_l / mb:,.1f} | {len(bf16)} | {total_b / mb:,.1f} | "
+              f"{len(bf16_t)} | {total_t / mb:,.1f} | "
               f"{len(model)} | {total_m / mb:,.1f} | {total_b / total_m:.2f} |")
         details.append((layer, (shared, unshared, bf16, model)))
 

@@ -100,6 +100,12 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
                      "quantizes that share their data (and quantize both "
                      "when nothing else reads the projection)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseTransposes{
+      *this, "fuse-transposes",
+      llvm::cl::desc("The quantize kernel of a lowrank's result writes a "
+                     "product's K-major operand K-contiguous (no transpose "
+                     "kernel)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> cInterface{
       *this, "c-interface",
       llvm::cl::desc("Emit _mlir_ciface_ wrappers (memref descriptors passed "

@@ -51,6 +51,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.hadamardQuantize = options.hadamardQuantize;
   kernels.lowRank = options.lowRank;
   kernels.shareStatistics = options.shareStatistics;
+  kernels.fuseTransposes = options.fuseTransposes;
   pm.addPass(createConvertHotToGPUPass(kernels));
 
   // Everything else: linalg on tensors, buffers, parallel loops mapped to
