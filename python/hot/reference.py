@@ -618,13 +618,14 @@ def _wrap_i64(value):
 
 
 def linear_backward(x3, w, gy3, seed, gx_granularity="per_tensor",
-                    gw_granularity="per_tensor", gx_block=16, hla_block=16, hla_rank=8):
+                    gw_granularity="per_tensor", gx_block=16, hla_block=16, hla_rank=8,
+                    gw_bits=8):
     """One linear layer's backward as ``hot-rewrite-backward-matmuls`` rewrites it
     (hot-method.md section 3): x3 [B, T, I], w [O, I] and gy3 [B, T, O] float32 give
     ``(gx [B*T, I], gw [O, I])``, both float32. The gx Hadamard block is ``gx_block`` capped
     by the largest power of two dividing O; HLA runs along each sample's T tokens with a
-    pass-through tail; the k-th rewritten product (gx first) is seeded ``seed + (k << 32)``,
-    wrapping like i64.
+    pass-through tail, then both gw operands are quantized to ``gw_bits``; the k-th rewritten
+    product (gx first) is seeded ``seed + (k << 32)``, wrapping like i64.
     """
     x3, w, gy3 = (_f32_array(a, n) for a, n in ((x3, "x3"), (w, "w"), (gy3, "gy3")))
     out = w.shape[0]
@@ -636,8 +637,8 @@ def linear_backward(x3, w, gy3, seed, gx_granularity="per_tensor",
     gx = rescale(int_matmul(qg, qw), sg, sw)
     gyl = lowrank(gy3, 1, hla_block, hla_rank, allow_tail=True).reshape(-1, out)
     xl = lowrank(x3, 1, hla_block, hla_rank, allow_tail=True).reshape(-1, x3.shape[2])
-    qgy, sgy = quantize(gyl, 8, gw_granularity, "maxabs", "stochastic",
+    qgy, sgy = quantize(gyl, gw_bits, gw_granularity, "maxabs", "stochastic",
                         _wrap_i64(seed + (2 << 32)))
-    qx, sx = quantize(xl, 8, "per_tensor", "maxabs", "nearest")
+    qx, sx = quantize(xl, gw_bits, "per_tensor", "maxabs", "nearest")
     gw = rescale(int_matmul(qgy, qx, transpose_a=True), sgy, sx)
     return gx, gw

@@ -425,14 +425,20 @@ def _widen(values, element):
     return np.asarray(values).astype(np.float32)
 
 
-def check_narrow_layer(compile, shape, element, granularity):
+def check_narrow_layer(compile, shape, element, granularity, gw_bits=8):
     """A bf16/f16 layer's HOT backward (_narrow_layer_module), both gradients bit for bit
     against the numpy reference of the rewritten layer on the inputs extended to f32, each
     result rounded to the element type (to nearest even) as the graph's truncation does. gy has
-    outlier tokens and, per_row, an all-zero token (its scale 0); T = 37 has tails of 5 tokens."""
+    outlier tokens and, per_row, an all-zero token (its scale 0); T = 37 has tails of 5 tokens.
+    With gw_bits 4, both gw operands are on a 4-bit grid: packed two per byte for s4 MMA where
+    the chip has it, by transpose kernels (the quantize kernels write only s8 operands)."""
     b, t, i, o = shape
     gx_granularity, gw_granularity = granularity
-    module = compile(_narrow_layer_module(b, t, i, o, element, gx_granularity, gw_granularity))
+    text = _narrow_layer_module(b, t, i, o, element, gx_granularity, gw_granularity)
+    if gw_bits != 8:
+        assert text.count("bits 8 ") == 2
+        text = text.replace("bits 8 ", f"bits {gw_bits} ")
+    module = compile(text)
     rng = np.random.default_rng([b, t, i, o, len(element)])
     x3 = _narrow(np.cumsum(rng.standard_normal((b, t, i)), axis=1) / np.sqrt(t), element)
     w = _narrow(rng.standard_normal((o, i)) / np.sqrt(i), element)
@@ -443,6 +449,6 @@ def check_narrow_layer(compile, shape, element, granularity):
     gx, gw = module.layer(x3, w, gy3, seed)
     want_gx, want_gw = reference.linear_backward(_widen(x3, element), _widen(w, element),
                                                  _widen(gy3, element), seed, gx_granularity,
-                                                 gw_granularity)
+                                                 gw_granularity, gw_bits=gw_bits)
     np.testing.assert_array_equal(np.asarray(gx), _narrow(want_gx, element), err_msg="gx")
     np.testing.assert_array_equal(np.asarray(gw), _narrow(want_gw, element), err_msg="gw")

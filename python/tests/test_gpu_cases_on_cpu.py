@@ -42,3 +42,8 @@ def test_quantize_pair_on_cpu(compile, m, n, block, granularity, product):
 @pytest.mark.parametrize("shape", NARROW_LAYER_SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_narrow_layer_on_cpu(compile, shape, element, granularity):
     check_narrow_layer(compile, shape, element, granularity)
+
+
+def test_gw_4_bit_on_cpu(compile):
+    check_narrow_layer(compile, NARROW_LAYER_SHAPES[0], "bf16", NARROW_LAYER_GRANULARITIES[0],
+                       gw_bits=4)

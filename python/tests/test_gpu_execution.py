@@ -196,3 +196,15 @@ def test_narrow_layer_on_gpu(device, tmp_path, element, granularity, arch_specif
     chip = arch_specific_chip_or_skip(device) if arch_specific else _chip(device)
     check_narrow_layer(lambda text: compile_gpu(text, device, tmp_path, chip),
                        NARROW_LAYER_SHAPES[0], element, granularity)
+
+
+@pytest.mark.parametrize("shape,gw_bits", [(NARROW_LAYER_SHAPES[1], 8),
+                                           (NARROW_LAYER_SHAPES[0], 4)],
+                         ids=["no-tail", "gw-4-bit"])
+def test_gw_operands_on_gpu(device, tmp_path, shape, gw_bits):
+    """The gw product's K-major operands (check_narrow_layer, bf16): 3 samples of 16 tokens
+    (no tail: both quantize kernels write their operand K-contiguous in the natural K order),
+    and 4-bit gw operands (which the quantize kernels do not pack: on sm_80, s4 MMA after two
+    transpose kernels that pack and read K in the tails-last order)."""
+    check_narrow_layer(lambda text: compile_gpu(text, device, tmp_path), shape, "bf16",
+                       NARROW_LAYER_GRANULARITIES[0], gw_bits)
