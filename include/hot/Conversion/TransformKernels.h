@@ -179,6 +179,11 @@ struct LowRankKernelSpec {
   }
   /// Per-tensor partials of a Project or Statistics kernel.
   int64_t numPartials() const { return gridX() * gridY; }
+  /// The K order of this projection's rows as a product's operand.
+  OperandKOrder getKOrder(bool tailsLast) const {
+    return {outer, projectedSize(), numBlocks() * int64_t(rows.size()),
+            tailsLast};
+  }
   std::string getKernelName() const;
 };
 

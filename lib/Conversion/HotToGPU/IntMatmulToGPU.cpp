@@ -285,10 +285,9 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
         rewriter, loc, transpose,
         gpu::KernelDim3{index(layout.getGridX()), index(layout.getGridY()),
                         index(1)},
-        gpu::KernelDim3{index(OperandTransposeSpec::getNumThreads()),
-                        index(1), index(1)},
-        /*dynamicSharedMemorySize=*/Value(),
-        ValueRange{in, out});
+        gpu::KernelDim3{index(OperandTransposeSpec::getNumThreads()), index(1),
+                        index(1)},
+        /*dynamicSharedMemorySize=*/Value(), ValueRange{in, out});
     transposes.push_back({launch, layout, operand, out, loc, what.str()});
     return Value(bufferization::ToTensorOp::create(
         rewriter, loc, RankedTensorType::get(outType.getShape(),
@@ -348,8 +347,8 @@ void mlir::hot::emitOperandTransposeRemarks(
            << " (64x64-byte tiles through shared memory) before the product";
     if (!spec.order.isNatural())
       remark << ", K in tails-last order (the full blocks' "
-             << spec.order.fullRows << " rows of each of "
-             << spec.order.samples << " samples, then the tails), as the "
+             << spec.order.fullRows << " rows of each of " << spec.order.samples
+             << " samples, then the tails), as the "
              << "other operand";
     remark << " (no kernel that produces it writes it K-major)";
   }

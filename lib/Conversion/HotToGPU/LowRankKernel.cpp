@@ -326,8 +326,8 @@ static int64_t getAlignment(ArrayRef<int64_t> terms) {
   return std::min<int64_t>(16, int64_t(common & -common));
 }
 
-void LowRankEmitter::storeKMajor(ArrayRef<SmallVector<Value>> rows,
-                                 Value start, int64_t alignment) {
+void LowRankEmitter::storeKMajor(ArrayRef<SmallVector<Value>> rows, Value start,
+                                 int64_t alignment) {
   int64_t count = rows.size();
   int64_t width = std::min(alignment, getAlignment({count}));
   emitIfThen(b, active, [&] {
@@ -353,8 +353,8 @@ void LowRankEmitter::zeroKPadding() {
   if (spec.outputKBytes <= k)
     return;
   Value firstRow = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::eq,
-      gpu::BlockIdOp::create(b, gpu::Dimension::y), cst(0));
+      b, arith::CmpIPredicate::eq, gpu::BlockIdOp::create(b, gpu::Dimension::y),
+      cst(0));
   Value zero = arith::ConstantIntOp::create(b, b.getI8Type(), 0);
   emitIfThen(b, active ? arith::AndIOp::create(b, firstRow, active) : firstRow,
              [&] {
@@ -434,12 +434,11 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
     // What the positions' dynamic parts are multiples of: the sample's
     // start, and the item's first block (static for the tail item).
     int64_t sampleStride =
-        spec.outer > 1 ? (order.tailsLast ? order.fullRows
-                                          : order.rowsPerSample)
-                       : 0;
-    int64_t firstBlockRow =
-        tail ? spec.fullItems() * spec.itemBlocks * rank
-             : spec.itemBlocks * rank;
+        spec.outer > 1
+            ? (order.tailsLast ? order.fullRows : order.rowsPerSample)
+            : 0;
+    int64_t firstBlockRow = tail ? spec.fullItems() * spec.itemBlocks * rank
+                                 : spec.itemBlocks * rank;
     SmallVector<SmallVector<Value>> qs;
     for (const TokenRow &row : out)
       qs.push_back(quantize(row, s, spec.projectedSize(), outScales,
@@ -452,11 +451,11 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
                   getAlignment({sampleStride, firstBlockRow}));
     if (blockRows < int64_t(out.size())) {
       int64_t tailStride =
-          spec.outer > 1 ? (order.tailsLast ? order.tailRows()
-                                            : order.rowsPerSample)
-                         : 0;
-      int64_t tailStart = order.tailsLast ? spec.outer * order.fullRows
-                                          : order.fullRows;
+          spec.outer > 1
+              ? (order.tailsLast ? order.tailRows() : order.rowsPerSample)
+              : 0;
+      int64_t tailStart =
+          order.tailsLast ? spec.outer * order.fullRows : order.fullRows;
       storeKMajor(all.drop_front(blockRows),
                   order.emitPosition(b, b.getLoc(), s, cst(order.fullRows),
                                      /*tail=*/true),

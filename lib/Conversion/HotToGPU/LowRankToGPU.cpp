@@ -334,13 +334,11 @@ findFusableTranspose(OperandTransposes &transposes, QuantizeOp output,
       *toBuffer->user_begin() != it->launch.getOperation())
     return nullptr;
   const OperandTransposeSpec &layout = it->spec;
-  OperandKOrder own{spec.outer, spec.projectedSize(),
-                    spec.numBlocks() * int64_t(spec.rows.size()),
-                    /*tailsLast=*/true};
   Operation *alloc = it->out.getDefiningOp();
   if (layout.packS4 || layout.k != spec.outer * spec.projectedSize() ||
       layout.rows != spec.inner ||
-      !(layout.order.isNatural() || layout.order == own) ||
+      !(layout.order.isNatural() ||
+        layout.order == spec.getKOrder(/*tailsLast=*/true)) ||
       !isa_and_nonnull<memref::AllocOp>(alloc) ||
       alloc->getBlock() != anchor->getBlock() || alloc->getNumOperands() != 0)
     return nullptr;
@@ -398,10 +396,7 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   std::string transposeName;
   if (transpose) {
     quantize.outputKBytes = transpose->spec.kBytes;
-    quantize.outputKOrder = {quantize.outer, quantize.projectedSize(),
-                             quantize.numBlocks() *
-                                 int64_t(quantize.rows.size()),
-                             transpose->spec.order.tailsLast};
+    quantize.outputKOrder = quantize.getKOrder(transpose->spec.order.tailsLast);
     transposeName = transpose->spec.getKernelName();
   }
 
@@ -588,10 +583,11 @@ mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   return success();
 }
 
-LogicalResult mlir::hot::lowerQuantizePairToGPU(
-    RewriterBase &rewriter, QuantizeOp input, QuantizeOp output,
-    Operation *anchor, const TransformsToGPUOptions &options,
-    OperandTransposes &transposes) {
+LogicalResult
+mlir::hot::lowerQuantizePairToGPU(RewriterBase &rewriter, QuantizeOp input,
+                                  QuantizeOp output, Operation *anchor,
+                                  const TransformsToGPUOptions &options,
+                                  OperandTransposes &transposes) {
   auto type = cast<RankedTensorType>(output.getInput().getType());
   if (!type.hasStaticShape() || type.getNumElements() == 0)
     return failure();

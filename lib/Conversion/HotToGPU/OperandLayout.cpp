@@ -34,9 +34,9 @@ Value OperandKOrder::emitPosition(OpBuilder &builder, Location loc,
         b, arith::MulIOp::create(b, sample, cst(fullRows)), row);
   // After every sample's full rows: sample's tail rows.
   Value inTail = arith::SubIOp::create(b, row, cst(fullRows));
-  Value first = arith::AddIOp::create(
-      b, cst(samples * fullRows),
-      arith::MulIOp::create(b, sample, cst(tailRows())));
+  Value first =
+      arith::AddIOp::create(b, cst(samples * fullRows),
+                            arith::MulIOp::create(b, sample, cst(tailRows())));
   return arith::AddIOp::create(b, first, inTail);
 }
 
