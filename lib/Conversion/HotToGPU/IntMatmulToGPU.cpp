@@ -115,7 +115,8 @@ static OperandKOrder getProjectionOrder(Value operand) {
       order.rowsPerSample - inType.getDimSize(dim) % lowRank.getBlock();
   int64_t channels = product(outType.getShape().drop_front(dim + 1));
   auto type = cast<RankedTensorType>(operand.getType());
-  if (order.tailRows() == 0 ||
+  // Without a tail, or without a full block, the orders are the same.
+  if (order.tailRows() == 0 || order.fullRows == 0 ||
       type.getDimSize(0) != order.samples * order.rowsPerSample ||
       type.getDimSize(1) != channels)
     return {};
