@@ -251,6 +251,7 @@ def main():
                     f"batch = {BATCH}\ntokens = {TOKENS}\n"
                     f"out = {o}\nin = {i}\ndtype = {dtype}\n"
                     f"traffic_bytes = {sum(b for _, b in found)}\n"
+                    f"launches = {' '.join(f'{k}:{b}' for k, b in found)}\n"
                     f"needs = {' '.join(needs)}\n")
                 print(f"export.py: {so.name} {so.stat().st_size} bytes")
             for granularity, suffix in (("per_row", ""),

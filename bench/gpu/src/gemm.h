@@ -82,6 +82,12 @@ std::vector<Row> runHotGemm(const HotModule *module, Operands &ops);
 std::vector<Row> runHotLayer(const HotModule *module, const char *group,
                              double copyGBs);
 
+/// Table lines (`| module | # | kernel | µs | MB | GB/s | of copy |`) of
+/// each launch of the layer modules run so far whose layer HOT_GPU_BREAKDOWN
+/// names ("fc1" by default, "all", or "none"): median times of the timed
+/// calls, with the kernels and bytes export.py describes (`launches`).
+const std::vector<std::string> &kernelBreakdown();
+
 /// Calls an hq module (hot.quantize(hot.hadamard(gy)), README.md) on fresh
 /// random gy, checks q and the scales bit for bit against the host reference
 /// (hq_reference.h) and times it: wall, kernels only, and kernels only with

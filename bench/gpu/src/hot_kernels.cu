@@ -30,10 +30,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
+#include <sstream>
 #include <type_traits>
 
 namespace {
@@ -56,15 +58,23 @@ bool recording = false;
 bool poisoning = false;
 bool prefetching = false;
 std::vector<Launch> launches;
+/// The median time of each launch of the last timeStep, in launch order.
+std::vector<double> lastLaunchMs;
+/// Per-kernel lines of the layers that HOT_GPU_BREAKDOWN names.
+std::vector<std::string> breakdown;
 
-/// Sums and clears the recorded launches (after a synchronous step).
-double takeKernelMs(size_t *count = nullptr) {
+/// Sums and clears the recorded launches (after a synchronous step); with
+/// `each`, also appends each launch's time to it.
+double takeKernelMs(size_t *count = nullptr,
+                    std::vector<double> *each = nullptr) {
   double total = 0;
   for (Launch &l : launches) {
     float ms = 0;
     cuEventSynchronize(l.stop);
     cuEventElapsedTime(&ms, l.start, l.stop);
     total += ms;
+    if (each)
+      each->push_back(ms);
     cuEventDestroy(l.start);
     cuEventDestroy(l.stop);
   }
@@ -175,6 +185,8 @@ void timeStep(const std::function<void()> &step, double &wallMs,
   for (int i = 0; i < warmup; ++i)
     step();
   std::vector<double> walls, sums;
+  // Each launch's times over the reps (launch i of every rep).
+  std::vector<std::vector<double>> perLaunch;
   recording = true;
   for (int i = 0; i < reps; ++i) {
     takeKernelMs();
@@ -182,13 +194,22 @@ void timeStep(const std::function<void()> &step, double &wallMs,
     step();
     auto t1 = std::chrono::steady_clock::now();
     walls.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    sums.push_back(takeKernelMs(&kernels));
+    std::vector<double> each;
+    sums.push_back(takeKernelMs(&kernels, &each));
+    perLaunch.resize(std::max(perLaunch.size(), each.size()));
+    for (size_t l = 0; l < each.size(); ++l)
+      perLaunch[l].push_back(each[l]);
   }
   recording = false;
   std::sort(walls.begin(), walls.end());
   std::sort(sums.begin(), sums.end());
   wallMs = walls[reps / 2];
   kernelMs = sums[reps / 2];
+  lastLaunchMs.clear();
+  for (std::vector<double> &times : perLaunch) {
+    std::sort(times.begin(), times.end());
+    lastLaunchMs.push_back(times[times.size() / 2]);
+  }
 }
 
 /// The wall-time row and the kernels-only row of one module.
@@ -314,6 +335,54 @@ std::vector<Row> runHotGemm(const HotModule *module, Operands &ops) {
   return rows;
 }
 
+namespace {
+/// Lines of the kernel-by-kernel table of a layer module, for the layers
+/// that HOT_GPU_BREAKDOWN names ("fc1" by default, "all", or "none"): the
+/// median time of each launch of its last timeStep, with the kernel and
+/// the bytes of its buffers from export.py's `launches` key.
+void addKernelBreakdown(const HotModule *module, double copyGBs) {
+  const char *env = std::getenv("HOT_GPU_BREAKDOWN");
+  std::string wanted = env ? env : "fc1";
+  if (wanted != "all" && wanted != module->get("layer"))
+    return;
+  std::vector<std::pair<std::string, double>> described;
+  std::istringstream words(module->get("launches"));
+  for (std::string word; words >> word;) {
+    size_t colon = word.rfind(':');
+    if (colon == std::string::npos)
+      continue;
+    described.push_back(
+        {word.substr(0, colon), std::atof(word.c_str() + colon + 1)});
+  }
+  bool named = described.size() == lastLaunchMs.size();
+  double total = 0;
+  for (size_t l = 0; l < lastLaunchMs.size(); ++l) {
+    double us = lastLaunchMs[l] * 1e3;
+    total += us;
+    char line[512];
+    if (named) {
+      double gbs = described[l].second / (us * 1e3);
+      std::snprintf(line, sizeof(line),
+                    "| %s | %zu | %s | %.1f | %.1f | %.0f | %.0f %% |",
+                    module->get("library").c_str(), l,
+                    described[l].first.c_str(), us,
+                    described[l].second / 1e6, gbs,
+                    copyGBs > 0 ? 100 * gbs / copyGBs : 0.0);
+    } else {
+      std::snprintf(line, sizeof(line), "| %s | %zu | ? | %.1f | | | |",
+                    module->get("library").c_str(), l, us);
+    }
+    breakdown.push_back(line);
+  }
+  char line[256];
+  std::snprintf(line, sizeof(line), "| %s | all | %zu launches%s | %.1f | | | |",
+                module->get("library").c_str(), lastLaunchMs.size(),
+                named ? "" : " (not as export.py described them)", total);
+  breakdown.push_back(line);
+}
+} // namespace
+
+
 std::vector<Row> runHotLayer(const HotModule *module, const char *group,
                              double copyGBs) {
   int64_t batch = module->number("batch"), tokens = module->number("tokens"),
@@ -437,10 +506,13 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
       r.note += traffic;
     }
   }
+  addKernelBreakdown(module, copyGBs);
   for (void *p : {xd, wd, gyd})
     CUDA_CHECK(cudaFree(p));
   return rows;
 }
+
+const std::vector<std::string> &kernelBreakdown() { return breakdown; }
 
 namespace {
 /// Runs an hq module once: q [rows, cols] i8 and the scales, copied back.

@@ -142,5 +142,13 @@ int main(int argc, char **argv) {
   }
   destroyLibraries(libs);
   printTable(rows);
+  if (!kernelBreakdown().empty()) {
+    std::printf("\nKernel by kernel (median of the timed calls; MB: the "
+                "bytes of its buffers, traffic.py's model)\n\n"
+                "| module | # | kernel | us | MB | GB/s | of copy |\n"
+                "|---|---:|---|---:|---:|---:|---:|\n");
+    for (const std::string &line : kernelBreakdown())
+      std::printf("%s\n", line.c_str());
+  }
   return 0;
 }
