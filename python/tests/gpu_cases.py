@@ -452,3 +452,46 @@ def check_narrow_layer(compile, shape, element, granularity, gw_bits=8):
                                                  gw_granularity, gw_bits=gw_bits)
     np.testing.assert_array_equal(np.asarray(gx), _narrow(want_gx, element), err_msg="gx")
     np.testing.assert_array_equal(np.asarray(gw), _narrow(want_gw, element), err_msg="gw")
+
+
+def _gw_given_x_module(b, t, i, o):
+    """gw = gyᵀ·x where only gy is projected here (HLA along its t tokens, tail of t mod 16) and
+    x comes already projected, [b·t', i]: the product's operands are not two projections of one
+    shape, so K keeps its natural order, and gy's quantize kernel writes its operand
+    K-contiguous in it (a sample's block rows, then its tail rows, then the next sample's)."""
+    tl = (t // 16) * 8 + t % 16
+    g3, l3, l2 = (f"tensor<{b}x{t}x{o}xf32>", f"tensor<{b}x{tl}x{o}xf32>",
+                  f"tensor<{b * tl}x{o}xf32>")
+    x2 = f"tensor<{b * tl}x{i}xf32>"
+    return f"""
+func.func @gw(%gy3: {g3}, %xl: {x2}, %seed: i64) -> tensor<{o}x{i}xf32> {{
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail : {g3} -> {l3}
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]] : {l3} into {l2}
+  %qgy, %sgy = hot.quantize %gyl2 bits 8 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed : {l2} -> tensor<{b * tl}x{o}xi8>, tensor<f32>
+  %qx, %sx = hot.quantize %xl bits 8 granularity per_tensor scale maxabs rounding nearest
+      : {x2} -> tensor<{b * tl}x{i}xi8>, tensor<f32>
+  %acc = hot.int_matmul %qgy transposed, %qx
+      : tensor<{b * tl}x{o}xi8>, tensor<{b * tl}x{i}xi8> -> tensor<{o}x{i}xi32>
+  %gw = hot.rescale %acc, %sgy, %sx : tensor<{o}x{i}xi32>, tensor<f32>, tensor<f32>
+      -> tensor<{o}x{i}xf32>
+  return %gw : tensor<{o}x{i}xf32>
+}}
+"""
+
+
+def check_gw_given_x(compile, b=3, t=37, i=24, o=40):
+    """_gw_given_x_module bit for bit against the numpy reference: gy with outlier tokens, 3
+    samples of 37 tokens (a tail of 5 each)."""
+    module = compile(_gw_given_x_module(b, t, i, o))
+    rng = np.random.default_rng([b, t, i, o])
+    gy3 = (rng.standard_normal((b, t, o)) * 10.0 ** rng.uniform(-1, 1, (b, t, 1))).astype(
+        np.float32)
+    tl = (t // 16) * 8 + t % 16
+    xl = rng.standard_normal((b * tl, i)).astype(np.float32)
+    seed = 77
+    gw = module.gw(gy3, xl, seed)
+    gyl = reference.lowrank(gy3, 1, 16, 8, allow_tail=True).reshape(-1, o)
+    qgy, sgy = reference.quantize(gyl, 8, "per_tensor", "maxabs", "stochastic", seed)
+    qx, sx = reference.quantize(xl, 8, "per_tensor", "maxabs", "nearest")
+    _same_bits(gw, reference.rescale(reference.int_matmul(qgy, qx, transpose_a=True), sgy, sx))

@@ -5,7 +5,7 @@ GPU."""
 
 import pytest
 
-from gpu_cases import (NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, PAIR_SHAPES,
+from gpu_cases import (check_gw_given_x, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, PAIR_SHAPES,
                        PER_COL_SHAPES, SHARED_GY_SHAPES, check_narrow_layer,
                        check_per_col_quantize, check_quantize_pair, check_shared_statistics)
 from hot import runner
@@ -47,3 +47,7 @@ def test_narrow_layer_on_cpu(compile, shape, element, granularity):
 def test_gw_4_bit_on_cpu(compile):
     check_narrow_layer(compile, NARROW_LAYER_SHAPES[0], "bf16", NARROW_LAYER_GRANULARITIES[0],
                        gw_bits=4)
+
+
+def test_gw_natural_order_with_tails_on_cpu(compile):
+    check_gw_given_x(compile)

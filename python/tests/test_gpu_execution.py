@@ -14,7 +14,7 @@ bench/gpu/prebuild-tests.sh."""
 import numpy as np
 import pytest
 
-from gpu_cases import (COLS, MODULE, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, OUT,
+from gpu_cases import (check_gw_given_x, COLS, MODULE, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, OUT,
                        PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES, SHARED_GY_SHAPES, _chip,
                        _int_matmul_module, _same_bits, _sawb_module, arch_specific_chip_or_skip,
                        check_narrow_layer, check_per_col_quantize, check_quantize_pair,
@@ -208,3 +208,9 @@ def test_gw_operands_on_gpu(device, tmp_path, shape, gw_bits):
     transpose kernels that pack and read K in the tails-last order)."""
     check_narrow_layer(lambda text: compile_gpu(text, device, tmp_path), shape, "bf16",
                        NARROW_LAYER_GRANULARITIES[0], gw_bits)
+
+
+def test_gw_natural_order_with_tails_on_gpu(device, tmp_path):
+    """gy's quantize kernel writes the gw operand K-contiguous in the natural K order, tails
+    between the samples (check_gw_given_x); x's operand goes through the transpose kernel."""
+    check_gw_given_x(lambda text: compile_gpu(text, device, tmp_path))
