@@ -430,11 +430,26 @@ def _sequential_sum_f64(values, axis):
     return np.take(np.cumsum(values, axis=axis, dtype=np.float64), -1, axis=axis)
 
 
+def _combine_row_sums(row_sums):
+    """docs/numerics.md's combination of a per-tensor group's row sums: 32 interleaved
+    sequential partials (partial p adds rows p, p + 32, ... from +0), then the fixed tree
+    ``P[p] += P[p + h]`` for h = 16, 8, 4, 2, 1."""
+    rows = np.asarray(row_sums, dtype=np.float64)
+    padded = np.concatenate([rows, np.zeros(-len(rows) % 32)]).reshape(-1, 32)
+    partials = np.zeros(32)
+    for chunk in padded:  # +0 for the rows past M: adding it changes no sum of |x| or x^2
+        partials = partials + chunk
+    for h in (16, 8, 4, 2, 1):
+        partials = partials[:h] + partials[h:2 * h]
+    return partials[0]
+
+
 def _sawb_sum(values, axis):
     """A sawb sum of docs/numerics.md: sequential along ``axis``; for the whole tensor
-    (``axis=None``) the sequential sums of the rows, then those added in row order."""
+    (``axis=None``) the sequential sums of the rows, then those combined by
+    ``_combine_row_sums``."""
     if axis is None:
-        return _sequential_sum_f64(_sequential_sum_f64(values, 1), 0)
+        return _combine_row_sums(_sequential_sum_f64(values, 1))
     return _sequential_sum_f64(values, axis)
 
 
@@ -490,7 +505,7 @@ def quantize(x, bits, granularity="per_tensor", scale_mode="maxabs", rounding="n
     * ``maxabs``: ``a = max |x|`` (NaN if the group holds a NaN);
     * ``sawb``: ``c = f32(12.1 * sqrt(s2/n) - 12.2 * (s1/n))`` with ``s1 = sum |x|`` and
       ``s2 = sum x^2`` summed sequentially in float64 (per_tensor: each row sequentially, then
-      the row sums in row order); ``a = c if c > 0 else max |x|``;
+      the row sums in 32 interleaved partials and a fixed tree); ``a = c if c > 0 else max |x|``;
     * ``scale = a / f32(qmax)`` (float32).
 
     Per element ``v = x / scale`` (float32); ``nearest`` rounds half away from zero,

@@ -99,18 +99,22 @@ def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
 
 
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])
-@pytest.mark.parametrize("m,n,block", [(1, 4, 1), (37, 100, 1), (300, 768, 16), (64, 256, 1)])
+@pytest.mark.parametrize("m,n,block", [(1, 4, 1), (37, 100, 1), (300, 768, 16), (64, 256, 1),
+                                       (4096, 16, 1)])
 def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
     """SAWB scales in the fused kernels: the f64 sums in element order (per tensor: rows, then
-    the row sums in row order) equal the reference's bit for bit. The 64x256 per-tensor case is
-    a group whose clip cancels to ~1e-8 of its mean, where any other summation order gives
-    other bits."""
-    from test_reference import sawb_near_zero_group
+    the row sums in 32 partials and a tree) equal the reference's bit for bit. The 64x256 and
+    4096x16 cases are groups whose clip cancels to ~1e-8 of its mean: on the first a flat
+    sequential sum gives other bits, on the second (per tensor) adding the row sums one after
+    the other does (test_reference.py)."""
+    from test_reference import sawb_near_zero_group, sawb_row_order_group
 
     gpu = compile_gpu(_sawb_module(m, n, granularity, block), device, tmp_path)
     rng = np.random.default_rng([m, n, block])
     if (m, n) == (64, 256):
         x = sawb_near_zero_group(rng, m * n).reshape(m, n)
+    elif (m, n) == (4096, 16):
+        x = sawb_row_order_group()
     else:
         x = (rng.standard_t(2, (m, n)) * 10.0 ** rng.uniform(-2, 2, (m, 1))).astype(np.float32)
     q, s = gpu.q(x)

@@ -875,10 +875,30 @@ def test_chain_gw(chainmod, rng, ctx):
     assert err < 0.05, f"chain gw: relative error {err:.4g} vs float64 ({ctx})"
 
 
+def test_sawb_per_tensor_row_sums_combination(hot_opt):
+    """The compiled per-tensor SAWB scale combines the row sums in docs/numerics.md's 32
+    partials and tree: on test_reference.py's group where adding them one after the other
+    gives another scale, it equals the reference bit for bit."""
+    from test_reference import sawb_row_order_group
+
+    x = sawb_row_order_group()
+    t = "tensor<4096x16xf32>"
+    mod = compile_text(hot_opt, (
+        f"func.func @q(%x: {t}) -> (tensor<4096x16xi8>, tensor<f32>) {{\n"
+        f"  %q, %s = hot.quantize %x bits 8 granularity per_tensor scale sawb rounding nearest"
+        f" : {t} -> tensor<4096x16xi8>, tensor<f32>\n"
+        f"  return %q, %s : tensor<4096x16xi8>, tensor<f32>\n}}\n"))
+    q, s = mod.call("q", x)
+    wq, ws = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
+    assert s.view(np.uint32) == ws.view(np.uint32)
+    np.testing.assert_array_equal(q, wq)
+
+
 def test_sawb_per_tensor_summation_order(hot_opt, rng):
     """A per-tensor SAWB scale takes docs/numerics.md's order (each row sequentially, then the
-    row sums in row order): on a group whose clip cancels to ~1e-8 of its mean, the row-major
-    sequential order of one flat sum gives other f32 bits, and the compiled code must not."""
+    row sums in 32 interleaved partials and a fixed tree): on a group whose clip cancels to
+    ~1e-8 of its mean, the row-major sequential order of one flat sum gives other f32 bits, and
+    the compiled code must not."""
     from test_reference import sawb_near_zero_group
 
     x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)

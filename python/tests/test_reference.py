@@ -528,23 +528,30 @@ def test_sawb_scale_bit_exact_sequential_f64(rng, granularity):
 
 def sawb_sums(grp):
     """docs/numerics.md's sawb sums of a 2-D group, in plain Python floats (IEEE f64): each row
-    sequentially from 0, then the row sums one after the other."""
-    s1 = s2 = 0.0
-    for row in grp.tolist():
+    sequentially from 0; then row i added to partial i mod 32 (each partial from 0, in row
+    order), and the partials combined by P[p] += P[p + h] for h = 16, 8, 4, 2, 1."""
+    p1, p2 = [0.0] * 32, [0.0] * 32
+    for i, row in enumerate(grp.tolist()):
         r1 = r2 = 0.0
         for e in row:
             r1 += abs(e)
             r2 += e * e
-        s1 += r1
-        s2 += r2
-    return s1, s2
+        p1[i % 32] += r1
+        p2[i % 32] += r2
+    h = 16
+    while h >= 1:
+        for p in range(h):
+            p1[p] += p1[p + h]
+            p2[p] += p2[p + h]
+        h //= 2
+    return p1[0], p2[0]
 
 
 def sawb_near_zero_group(rng, n):
     """f32 values whose SAWB clip c is a tiny positive number (|c| / mean|x| ~ 1e-8).
 
     The cancellation in 12.1 * rms - 12.2 * mean amplifies the last-bit differences between
-    summation orders, so only the specified (sequential) order reproduces the f32 scale.
+    summation orders, so only the specified order reproduces the f32 scale.
     """
     base = rng.uniform(1, 1.01, n) * np.where(rng.random(n) < 0.5, -1.0, 1.0)
     sub = rng.random(n) < 0.01
@@ -566,10 +573,49 @@ def sawb_near_zero_group(rng, n):
     return make(t)
 
 
+def sawb_row_order_group():
+    """A 4096 x 16 near-zero SAWB group (sawb_near_zero_group) on which combining the row sums
+    one after the other, or the 32 partials in the tree taken the other way round (h = 1, 2,
+    ..., 16), instead of docs/numerics.md's order, gives another f32 clip
+    (test_sawb_row_sums_combination_is_observable)."""
+    return sawb_near_zero_group(np.random.default_rng(3), 2**16).reshape(4096, 16)
+
+
+def test_sawb_row_sums_combination_is_observable():
+    x = sawb_row_order_group()
+    _, scale = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
+    n = x.size
+    s1, s2 = sawb_sums(x)
+    c = np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
+    assert scale == c / F32(127)
+    r1 = r2 = 0.0  # the row sums one after the other
+    for row in x.tolist():
+        r1 += sum_sequential(abs(e) for e in row)
+        r2 += sum_sequential(e * e for e in row)
+    c_rows = np.float32(12.1 * math.sqrt(r2 / n) - 12.2 * (r1 / n))
+    assert c_rows != c
+    # The partials' tree the other way round: lane pairs 1 apart first (xor shuffles).
+    partials = [[0.0] * 32, [0.0] * 32]
+    for i, row in enumerate(x.tolist()):
+        partials[0][i % 32] += sum_sequential(abs(e) for e in row)
+        partials[1][i % 32] += sum_sequential(e * e for e in row)
+    for h in (1, 2, 4, 8, 16):
+        partials = [[p[lane] + p[lane ^ h] for lane in range(32)] for p in partials]
+    t1, t2 = partials[0][0], partials[1][0]
+    assert np.float32(12.1 * math.sqrt(t2 / n) - 12.2 * (t1 / n)) != c
+
+
+def sum_sequential(values):
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
 def test_sawb_summation_order_is_observable_and_sequential(rng):
     x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)
     _, scale = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
-    s1, s2 = sawb_sums(x)  # rows sequentially, then the row sums in order
+    s1, s2 = sawb_sums(x)  # rows sequentially, then the row sums' partials and tree
     n = x.size
     c = np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
     assert 0 < c < 1e-5

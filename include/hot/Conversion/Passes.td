@@ -124,7 +124,8 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     nearest or stochastic rounding with the CPU path's hash. SAWB scales add
     each row's f64 sums in element order (every lane runs the chain, taking
     the values by `gpu.shuffle idx`); per tensor, the row sums are stored and
-    one warp adds them in row order, as docs/numerics.md defines. With
+    one warp combines them as docs/numerics.md defines (each lane's
+    interleaved partial, then a shuffle tree). With
     `lowrank` (default), an f32 `hot.lowrank` becomes a kernel in which each
     thread owns up to 4 consecutive channels (vector accesses) of one token
     block at a time, runs the butterfly along the tokens in registers and

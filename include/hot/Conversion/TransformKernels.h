@@ -28,7 +28,8 @@ namespace mlir::hot {
 /// `AbsMax` (one partial max|y| per warp) and `Tensor` (reduces the partials,
 /// then quantizes like `Row` with the one scale). A per-tensor sawb one is
 /// three: `AbsMax` (also each row's sums), `Scale` (one warp: the partials'
-/// max and the row sums in row order to the scale) and `Tensor` (reads that
+/// max and the row sums, in 32 partials and a tree, to the scale) and
+/// `Tensor` (reads that
 /// scale and quantizes).
 enum class HadamardQuantizeStage { Row, AbsMax, Scale, Tensor };
 
@@ -44,8 +45,8 @@ struct HadamardQuantizeKernelSpec {
   bool stochastic = false;
   /// SAWB scales: each row's f64 sums of |y| and y^2 in element order (one
   /// lane adds the warp's values one after the other, fetched by shuffles);
-  /// per tensor, `AbsMax` also stores them per row and `Tensor` adds them in
-  /// row order (docs/numerics.md).
+  /// per tensor, `AbsMax` also stores them per row and `Scale` combines them
+  /// (docs/numerics.md: 32 interleaved partials, then a tree).
   bool sawb = false;
   /// 4, 2 or 1: the widest that divides n.
   int64_t vectorWidth = 1;

@@ -119,7 +119,8 @@ private:
   /// SAWB's scale from a group's max|y| and f64 sums (docs/numerics.md; the
   /// CPU path's operations).
   Value sawbScale(Value max, Value sum, Value sumOfSquares, int64_t size);
-  /// The per-tensor SAWB sums: the row sums of `rowSums` added in row order.
+  /// The per-tensor SAWB sums of the row sums in `rowSums` (docs/numerics.md:
+  /// 32 interleaved partials, then a tree).
   std::pair<Value, Value> sumRows(Value rowSums);
   /// Quantizes every chunk of `row` with `scale` and stores q.
   void quantizeRow(Value row, Value scale, Value q);
@@ -237,33 +238,31 @@ Value HadamardQuantizeEmitter::sawbScale(Value max, Value sum,
 }
 
 std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
-  // 32 row sums per step, one per lane, loaded a step ahead; every lane then
-  // adds them in row order. Rows past m read as +0, which adds nothing.
+  // docs/numerics.md: lane p adds rows p, p + 32, ... one after the other
+  // (its partial), then P[p] = P[p] + P[p + h] for h = 16, ..., 1 by
+  // shuffles. Lanes p >= h add the same two partials the other way round,
+  // which gives the same sum; lane 0 ends with the tensor's.
   Value zero = arith::ConstantOp::create(b, b.getF64FloatAttr(0));
-  auto load = [&](Value which, Value base) {
-    Value r = arith::AddIOp::create(b, base, lane);
-    Value inside = lessThan(r, spec.m);
-    Value safe = arith::SelectOp::create(b, inside, r, cst(0));
-    Value v = memref::LoadOp::create(b, rowSums, ValueRange{which, safe});
-    return Value(arith::SelectOp::create(b, inside, v, zero));
-  };
-  Value first = cst(0), second = cst(1);
-  auto loop = scf::ForOp::create(
-      b, cst(0), cst(spec.m), cst(kWarpSize),
-      ValueRange{zero, zero, load(first, cst(0)), load(second, cst(0))});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value next = add(loop.getInductionVar(), kWarpSize);
-  Value next1 = load(first, next), next2 = load(second, next);
-  Value s1 = loop.getRegionIterArgs()[0], s2 = loop.getRegionIterArgs()[1];
-  Value v1 = loop.getRegionIterArgs()[2], v2 = loop.getRegionIterArgs()[3];
-  for (int64_t src = 0; src < kWarpSize; ++src) {
-    s1 = arith::AddFOp::create(b, s1, fromLane(v1, cst(src)));
-    s2 = arith::AddFOp::create(b, s2, fromLane(v2, cst(src)));
+  auto loop = scf::ForOp::create(b, lane, cst(spec.m), cst(kWarpSize),
+                                 ValueRange{zero, zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value row = loop.getInductionVar();
+    SmallVector<Value> sums;
+    for (auto [which, partial] : llvm::enumerate(loop.getRegionIterArgs()))
+      sums.push_back(arith::AddFOp::create(
+          b, partial,
+          memref::LoadOp::create(b, rowSums, ValueRange{cst(which), row})));
+    scf::YieldOp::create(b, sums);
   }
-  scf::YieldOp::create(b, ValueRange{s1, s2, next1, next2});
-  b.setInsertionPointAfter(loop);
-  return {loop.getResult(0), loop.getResult(1)};
+  Value s1 = loop.getResult(0), s2 = loop.getResult(1);
+  for (int64_t h = kWarpSize / 2; h >= 1; h /= 2) {
+    Value partner = arith::XOrIOp::create(b, lane, cst(h));
+    s1 = arith::AddFOp::create(b, s1, fromLane(s1, partner));
+    s2 = arith::AddFOp::create(b, s2, fromLane(s2, partner));
+  }
+  return {s1, s2};
 }
 
 
@@ -339,7 +338,8 @@ void HadamardQuantizeEmitter::emit() {
 
   Value qmax = f32(double(spec.qmax));
   if (spec.stage == HadamardQuantizeStage::Scale) {
-    // One warp: the max of the partials, the row sums in row order.
+    // One warp: the max of the partials, the row sums in partials and a
+    // tree.
     Value max = partialsMax(args[0]);
     auto [sum, sumOfSquares] = sumRows(args[1]);
     Value scale = sawbScale(max, sum, sumOfSquares, spec.m * spec.n);

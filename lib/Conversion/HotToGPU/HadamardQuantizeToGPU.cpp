@@ -219,10 +219,10 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
              << " (one warp per row: its max|y| and its f64 sums in element "
                 "order), @"
              << scaleKernel.getName()
-             << " (one warp: the max, and the row sums added in row order, "
-                "to the scale) and @"
-             << quantize.getName() << " (quantizes one row per warp); "
-             << lanes << "the transform is computed in the first and the last";
+             << " (one warp: the max, and the row sums in 32 partials and a "
+                "shuffle tree, to the scale) and @"
+             << quantize.getName() << " (quantizes one row per warp); " << lanes
+             << "the transform is computed in the first and the last";
     else
       remark << "fused " << transform << "per_tensor quantize: two kernels, @"
              << stats.getName() << " (one partial max|y| per warp over a "

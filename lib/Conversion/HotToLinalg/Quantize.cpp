@@ -29,6 +29,96 @@ static Value fillTensor(OpBuilder &builder, Location loc,
   return linalg::FillOp::create(builder, loc, constant, empty).getResult(0);
 }
 
+/// One elementwise linalg.generic of `combine` over same-shaped rank-1
+/// tensors `lhs` and `rhs`.
+static Value combineElementwise(
+    OpBuilder &builder, Location loc, Value lhs, Value rhs,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  auto type = cast<RankedTensorType>(lhs.getType());
+  Value init = tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                       type.getElementType());
+  AffineMap identity = builder.getMultiDimIdentityMap(1);
+  return linalg::GenericOp::create(
+             builder, loc, type, ValueRange{lhs, rhs}, init,
+             SmallVector<AffineMap>(3, identity), getParallelIterators(1),
+             [&](OpBuilder &b, Location l, ValueRange args) {
+               linalg::YieldOp::create(b, l, combine(b, l, args[0], args[1]));
+             })
+      .getResult(0);
+}
+
+/// A per-tensor group's statistics from its rows' (`rowStats`: max|x| in
+/// f32, the sawb sums in f64, each a tensor<M>), as docs/numerics.md
+/// combines them: row i into partial i mod 32 (each partial from `inits`,
+/// rows in order), then P[p] = P[p] op P[p + h] for h = 16, 8, 4, 2, 1.
+/// The maximum's order does not matter; the sums' does. Rank-0 results.
+static SmallVector<Value> combineRows(OpBuilder &builder, Location loc,
+                                      ValueRange rowStats, int64_t rows,
+                                      ArrayRef<TypedAttr> inits) {
+  constexpr int64_t kPartials = 32;
+  auto combine = [](size_t k) {
+    return [k](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+      if (k == 0)
+        return arith::MaximumFOp::create(b, l, acc, v);
+      return arith::AddFOp::create(b, l, acc, v);
+    };
+  };
+  int64_t full = rows / kPartials, rest = rows % kPartials;
+  SmallVector<Value> partials;
+  for (auto [k, stat] : llvm::enumerate(rowStats)) {
+    Value partial = fillTensor(builder, loc, {kPartials}, inits[k]);
+    Type element = inits[k].getType();
+    if (full > 0) {
+      // Rows [0, 32 * full) as [full][32]: partial p adds column p's rows
+      // in order.
+      Value head = tensor::ExtractSliceOp::create(
+          builder, loc, stat, ArrayRef<OpFoldResult>{builder.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(full * kPartials)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+      Value grid = tensor::ExpandShapeOp::create(
+          builder, loc, RankedTensorType::get({full, kPartials}, element), head,
+          SmallVector<ReassociationIndices>{{0, 1}});
+      MLIRContext *ctx = builder.getContext();
+      AffineMap toColumn = AffineMap::get(2, 0, getAffineDimExpr(1, ctx));
+      partial =
+          linalg::GenericOp::create(
+              builder, loc, partial.getType(), grid, partial,
+              SmallVector<AffineMap>{builder.getMultiDimIdentityMap(2),
+                                     toColumn},
+              {utils::IteratorType::reduction, utils::IteratorType::parallel},
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                linalg::YieldOp::create(b, l,
+                                        combine(k)(b, l, args[1], args[0]));
+              })
+              .getResult(0);
+    }
+    auto slice = [&](Value v, int64_t offset, int64_t size) -> Value {
+      return tensor::ExtractSliceOp::create(
+          builder, loc, v, ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+    };
+    if (rest > 0) {
+      // The last rows, one more step of partials [0, rest).
+      Value last =
+          combineElementwise(builder, loc, slice(partial, 0, rest),
+                             slice(stat, full * kPartials, rest), combine(k));
+      partial = tensor::InsertSliceOp::create(
+          builder, loc, last, partial,
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(rest)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+    }
+    for (int64_t h = kPartials / 2; h >= 1; h /= 2)
+      partial = combineElementwise(builder, loc, slice(partial, 0, h),
+                                   slice(partial, h, h), combine(k));
+    partials.push_back(tensor::CollapseShapeOp::create(
+        builder, loc, RankedTensorType::get({}, element), partial,
+        SmallVector<ReassociationIndices>{}));
+  }
+  return partials;
+}
+
 namespace {
 
 struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
@@ -57,8 +147,8 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
 
     // 1. One pass over x: max |x| (NaN-propagating), and for sawb the f64
     //    sums of |x| and x^2 in loop (row-major) order. A per-tensor sawb
-    //    group is summed per row first, then over the row sums in row order
-    //    (docs/numerics.md): the statistics of each row, then of the rows.
+    //    group is summed per row first, then the row sums are combined in
+    //    32 interleaved partials and a tree (docs/numerics.md, combineRows).
     bool rowsFirst = sawb && granularity == Granularity::PerTensor;
     SmallVector<int64_t> statsShape(scaleShape);
     AffineMap statsMap = groupMap;
@@ -94,26 +184,12 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
           }
           linalg::YieldOp::create(b, l, results);
         });
-    ValueRange groupStats = stats.getResults();
-    if (rowsFirst) {
-      // The row statistics, in row order, into the tensor's.
-      SmallVector<Value> tensorInits = statInits(scaleShape);
-      AffineMap rowIdentity = rewriter.getMultiDimIdentityMap(1);
-      AffineMap toScalar = AffineMap::get(1, 0, ctx);
-      SmallVector<AffineMap> maps(3, rowIdentity);
-      maps.append(3, toScalar);
-      auto overRows = linalg::GenericOp::create(
-          rewriter, loc, ValueRange(tensorInits).getTypes(),
-          stats.getResults(), tensorInits, maps, {reduction},
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            linalg::YieldOp::create(
-                b, l,
-                ValueRange{arith::MaximumFOp::create(b, l, args[3], args[0]),
-                           arith::AddFOp::create(b, l, args[4], args[1]),
-                           arith::AddFOp::create(b, l, args[5], args[2])});
-          });
-      groupStats = overRows.getResults();
-    }
+    SmallVector<Value> groupStats(stats.getResults());
+    if (rowsFirst)
+      groupStats =
+          combineRows(rewriter, loc, stats.getResults(), type.getDimSize(0),
+                      {rewriter.getF32FloatAttr(0), rewriter.getF64FloatAttr(0),
+                       rewriter.getF64FloatAttr(0)});
 
     // 2. The scale of each group.
     double qmax = double(op.getQMax());

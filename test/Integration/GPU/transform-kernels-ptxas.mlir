@@ -74,8 +74,9 @@
 // PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p400_q127_nearest(
 // PTX: shfl.sync.bfly.b32
 // SAWB of W (per tensor): f64 sums, one lane's values after another by
-// shfl.idx; one warp adds the row sums in row order (64-bit values as two
-// shuffles) to the scale; the quantize kernel reads it.
+// shfl.idx; one warp combines the row sums (each lane's partial, then a
+// shuffle tree; 64-bit values as two shuffles) to the scale; the quantize
+// kernel reads it.
 // PTX-LABEL: .entry hot_hadamard_absmax_768x3072_b1_v4_w8_p768_sawb(
 // PTX: shfl.sync.idx.b32
 // PTX: add.rn.f64
