@@ -875,23 +875,30 @@ def test_chain_gw(chainmod, rng, ctx):
     assert err < 0.05, f"chain gw: relative error {err:.4g} vs float64 ({ctx})"
 
 
+def _check_sawb_per_tensor(hot_opt, x):
+    """Compiles a per-tensor 8-bit SAWB quantize of x's shape; its scale and q against the
+    reference, bit for bit. Returns the compiled scale."""
+    m, n = x.shape
+    t, qt = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}xi8>"
+    mod = compile_text(hot_opt, (
+        f"func.func @q(%x: {t}) -> ({qt}, tensor<f32>) {{\n"
+        f"  %q, %s = hot.quantize %x bits 8 granularity per_tensor scale sawb rounding nearest"
+        f" : {t} -> {qt}, tensor<f32>\n"
+        f"  return %q, %s : {qt}, tensor<f32>\n}}\n"))
+    q, s = mod.call("q", x)
+    wq, ws = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
+    assert s.view(np.uint32) == ws.view(np.uint32)
+    np.testing.assert_array_equal(q, wq)
+    return s
+
+
 def test_sawb_per_tensor_row_sums_combination(hot_opt):
     """The compiled per-tensor SAWB scale combines the row sums in docs/numerics.md's 32
     partials and tree: on test_reference.py's group where adding them one after the other
     gives another scale, it equals the reference bit for bit."""
     from test_reference import sawb_row_order_group
 
-    x = sawb_row_order_group()
-    t = "tensor<4096x16xf32>"
-    mod = compile_text(hot_opt, (
-        f"func.func @q(%x: {t}) -> (tensor<4096x16xi8>, tensor<f32>) {{\n"
-        f"  %q, %s = hot.quantize %x bits 8 granularity per_tensor scale sawb rounding nearest"
-        f" : {t} -> tensor<4096x16xi8>, tensor<f32>\n"
-        f"  return %q, %s : tensor<4096x16xi8>, tensor<f32>\n}}\n"))
-    q, s = mod.call("q", x)
-    wq, ws = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
-    assert s.view(np.uint32) == ws.view(np.uint32)
-    np.testing.assert_array_equal(q, wq)
+    _check_sawb_per_tensor(hot_opt, sawb_row_order_group())
 
 
 def test_sawb_per_tensor_summation_order(hot_opt, rng):
@@ -902,16 +909,7 @@ def test_sawb_per_tensor_summation_order(hot_opt, rng):
     from test_reference import sawb_near_zero_group
 
     x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)
-    t = "tensor<256x256xf32>"
-    mod = compile_text(hot_opt, (
-        f"func.func @q(%x: {t}) -> (tensor<256x256xi8>, tensor<f32>) {{\n"
-        f"  %q, %s = hot.quantize %x bits 8 granularity per_tensor scale sawb rounding nearest"
-        f" : {t} -> tensor<256x256xi8>, tensor<f32>\n"
-        f"  return %q, %s : tensor<256x256xi8>, tensor<f32>\n}}\n"))
-    q, s = mod.call("q", x)
-    wq, ws = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
-    assert s.view(np.uint32) == ws.view(np.uint32)
-    np.testing.assert_array_equal(q, wq)
+    s = _check_sawb_per_tensor(hot_opt, x)
     flat1 = flat2 = 0.0
     for e in x.reshape(-1).tolist():
         flat1 += abs(e)

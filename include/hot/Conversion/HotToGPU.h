@@ -168,6 +168,11 @@ struct OperandKOrder {
   /// sizes.
   Value emitPosition(OpBuilder &b, Location loc, Value sample, Value row,
                      bool tail) const;
+  /// What emitPosition's result for the first full-block (`tail` false) or
+  /// tail row of a sample is made of: the stride between samples (0 with one
+  /// sample) times the sample, plus the position of sample 0's (static).
+  int64_t getSampleStride(bool tail) const;
+  int64_t getFirstPosition(bool tail) const;
   /// The natural k at `position` (the inverse of emitPosition).
   Value emitNaturalIndex(OpBuilder &b, Location loc, Value position) const;
 };

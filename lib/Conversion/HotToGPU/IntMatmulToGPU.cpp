@@ -102,18 +102,13 @@ static OperandKOrder getProjectionOrder(Value operand) {
   if (!inType.hasStaticShape())
     return {};
   int64_t dim = lowRank.getDim();
-  auto product = [](ArrayRef<int64_t> dims) {
-    int64_t size = 1;
-    for (int64_t d : dims)
-      size *= d;
-    return size;
-  };
   OperandKOrder order;
-  order.samples = product(outType.getShape().take_front(dim));
+  order.samples = ShapedType::getNumElements(outType.getShape().take_front(dim));
   order.rowsPerSample = outType.getDimSize(dim);
   order.fullRows =
       order.rowsPerSample - inType.getDimSize(dim) % lowRank.getBlock();
-  int64_t channels = product(outType.getShape().drop_front(dim + 1));
+  int64_t channels =
+      ShapedType::getNumElements(outType.getShape().drop_front(dim + 1));
   auto type = cast<RankedTensorType>(operand.getType());
   // Without a tail, or without a full block, the orders are the same.
   if (order.tailRows() == 0 || order.fullRows == 0 ||

@@ -431,12 +431,9 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
     // are its tail rows.
     const OperandKOrder &order = spec.outputKOrder;
     int64_t blockRows = out.size() - (tail ? spec.tail() : 0);
-    // What the positions' dynamic parts are multiples of: the sample's
-    // start, and the item's first block (static for the tail item).
-    int64_t sampleStride =
-        spec.outer > 1
-            ? (order.tailsLast ? order.fullRows : order.rowsPerSample)
-            : 0;
+    // What the runs' positions are multiples of: the sample's stride, and
+    // the item's first block row (a multiple of this for a full item, this
+    // for the tail item).
     int64_t firstBlockRow = tail ? spec.fullItems() * spec.itemBlocks * rank
                                  : spec.itemBlocks * rank;
     SmallVector<SmallVector<Value>> qs;
@@ -448,19 +445,14 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
       storeKMajor(all.take_front(blockRows),
                   order.emitPosition(b, b.getLoc(), s, out.front().index,
                                      /*tail=*/false),
-                  getAlignment({sampleStride, firstBlockRow}));
-    if (blockRows < int64_t(out.size())) {
-      int64_t tailStride =
-          spec.outer > 1
-              ? (order.tailsLast ? order.tailRows() : order.rowsPerSample)
-              : 0;
-      int64_t tailStart =
-          order.tailsLast ? spec.outer * order.fullRows : order.fullRows;
+                  getAlignment({order.getSampleStride(/*tail=*/false),
+                                firstBlockRow}));
+    if (blockRows < int64_t(out.size()))
       storeKMajor(all.drop_front(blockRows),
                   order.emitPosition(b, b.getLoc(), s, cst(order.fullRows),
                                      /*tail=*/true),
-                  getAlignment({tailStride, tailStart}));
-    }
+                  getAlignment({order.getSampleStride(/*tail=*/true),
+                                order.getFirstPosition(/*tail=*/true)}));
     return stats;
   }
   for (const TokenRow &row : out) {

@@ -19,6 +19,20 @@ std::string OperandKOrder::getSuffix() const {
   return "_tl" + std::to_string(samples) + "x" + std::to_string(fullRows);
 }
 
+int64_t OperandKOrder::getSampleStride(bool tail) const {
+  if (samples <= 1)
+    return 0;
+  if (!tailsLast)
+    return rowsPerSample;
+  return tail ? tailRows() : fullRows;
+}
+
+int64_t OperandKOrder::getFirstPosition(bool tail) const {
+  if (!tail)
+    return 0;
+  return tailsLast ? samples * fullRows : fullRows;
+}
+
 Value OperandKOrder::emitPosition(OpBuilder &builder, Location loc,
                                   Value sample, Value row, bool tail) const {
   ImplicitLocOpBuilder b(loc, builder);

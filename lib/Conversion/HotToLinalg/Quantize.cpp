@@ -64,6 +64,12 @@ static SmallVector<Value> combineRows(OpBuilder &builder, Location loc,
     };
   };
   int64_t full = rows / kPartials, rest = rows % kPartials;
+  auto slice = [&](Value v, int64_t offset, int64_t size) -> Value {
+    return tensor::ExtractSliceOp::create(
+        builder, loc, v, ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+  };
   SmallVector<Value> partials;
   for (auto [k, stat] : llvm::enumerate(rowStats)) {
     Value partial = fillTensor(builder, loc, {kPartials}, inits[k]);
@@ -71,10 +77,7 @@ static SmallVector<Value> combineRows(OpBuilder &builder, Location loc,
     if (full > 0) {
       // Rows [0, 32 * full) as [full][32]: partial p adds column p's rows
       // in order.
-      Value head = tensor::ExtractSliceOp::create(
-          builder, loc, stat, ArrayRef<OpFoldResult>{builder.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{builder.getIndexAttr(full * kPartials)},
-          ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
+      Value head = slice(stat, 0, full * kPartials);
       Value grid = tensor::ExpandShapeOp::create(
           builder, loc, RankedTensorType::get({full, kPartials}, element), head,
           SmallVector<ReassociationIndices>{{0, 1}});
@@ -92,12 +95,6 @@ static SmallVector<Value> combineRows(OpBuilder &builder, Location loc,
               })
               .getResult(0);
     }
-    auto slice = [&](Value v, int64_t offset, int64_t size) -> Value {
-      return tensor::ExtractSliceOp::create(
-          builder, loc, v, ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
-          ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
-          ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
-    };
     if (rest > 0) {
       // The last rows, one more step of partials [0, rest).
       Value last =
