@@ -40,7 +40,7 @@ if [ -z "${HOT_CUDA_RUNTIME:-}" ] && { [ ! -f "$runtime" ] ||
 fi
 runtime_dir="$(cd "$(dirname "$runtime")" && pwd)"
 
-sources=("$here"/src/*.cu)
+sources=("$here"/src/*.cu "$here"/src/*.cpp)
 binary="$build/hot-gpu-bench"
 # Rebuild when a source is newer than the binary.
 if [ ! -x "$binary" ] || [ -n "$(find "$here/src" "$runtime" -newer "$binary" -print -quit)" ]; then

@@ -1,4 +1,4 @@
-//===- common.cu - Checks, timing and the result table of the GPU bench --===//
+//===- common.cu - Checks and timing of the GPU bench ---------------------===//
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
@@ -165,30 +165,4 @@ CheckResult checkOutput(const void *deviceC, OutType type, const Shape &s,
   if (std::isnan(result.relError))
     result.relError = INFINITY;
   return result;
-}
-
-static std::string fixed(double value, int digits) {
-  if (value < 0)
-    return "-";
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", digits, value);
-  return buffer;
-}
-
-void printTable(const std::vector<Row> &rows) {
-  std::printf("| op | shape | implementation | median ms | rate | rel. error "
-              "| unwritten | vs cuBLASLt int8 | note |\n");
-  std::printf("|---|---|---|---:|---:|---:|---:|---:|---|\n");
-  for (const Row &r : rows) {
-    char error[32] = "-";
-    if (r.relError >= 0)
-      std::snprintf(error, sizeof(error), "%.2e", r.relError);
-    std::string rate = r.rate < 0 ? "-" : fixed(r.rate, 1) + " " + r.rateUnit;
-    std::string unwritten = r.unwritten < 0 ? "-" : std::to_string(r.unwritten);
-    std::string ratio = r.vsInt8 < 0 ? "-" : fixed(r.vsInt8, 2) + "x";
-    std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                r.group.c_str(), r.shape.c_str(), r.impl.c_str(),
-                fixed(r.ms, 3).c_str(), rate.c_str(), error, unwritten.c_str(),
-                ratio.c_str(), r.note.c_str());
-  }
 }

@@ -1,4 +1,4 @@
-//===- common.h - Checks, timing and the result table of the GPU bench ---===//
+//===- common.h - Checks and timing of the GPU bench ------------*- C++ -*-===//
 //
 // Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
 //
@@ -6,6 +6,8 @@
 
 #ifndef HOT_BENCH_GPU_COMMON_H
 #define HOT_BENCH_GPU_COMMON_H
+
+#include "table.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -36,20 +38,6 @@ struct Shape {
   const char *name; ///< e.g. "fc1 gx"
   int64_t m, n, k;
   double flops() const { return 2.0 * m * n * k; }
-};
-
-/// One line of the table.
-struct Row {
-  std::string group;        ///< "copy" or the GEMM's name
-  std::string shape;        ///< "M x N x K" or the byte count
-  std::string impl;         ///< implementation, e.g. "cuBLASLt int8 (IMMA)"
-  double ms = -1;           ///< median time, negative when not run
-  double rate = -1;         ///< TFLOP/s (TOPS for int8) or GB/s for copies
-  std::string rateUnit;     ///< "TFLOP/s", "TOPS", "GB/s"
-  double relError = -1;     ///< relative Frobenius error, negative: not checked
-  long long unwritten = -1; ///< outputs still holding the poison pattern
-  double vsInt8 = -1;       ///< cuBLASLt int8 time / this time (>1: faster)
-  std::string note;
 };
 
 /// Times `launch` (enqueueing one run on the default stream) with CUDA
@@ -96,8 +84,5 @@ void poisonBytes(void *device, size_t bytes);
 CheckResult checkOutput(const void *deviceC, OutType type, const Shape &s,
                         const std::function<double(int64_t, int64_t)> &ref,
                         int samples = 512);
-
-/// Prints the table (markdown) to stdout.
-void printTable(const std::vector<Row> &rows);
 
 #endif // HOT_BENCH_GPU_COMMON_H

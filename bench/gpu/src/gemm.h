@@ -59,9 +59,14 @@ Row runCublasLtInt8(Libraries *libs, Operands &ops);
 /// description (README.md).
 struct HotModule;
 
-/// Loads the modules described by the *.txt files of `dir` (dlopen); an empty
-/// list when there are none. A module that cannot load says why in its rows.
-std::vector<HotModule *> loadHotModules(const std::string &dir);
+/// The modules described by the *.txt files of `dir`; an empty list when
+/// there are none. Reads the descriptions only: each module is loaded
+/// (dlopen, which loads its kernels) by the first run* call that needs it, in
+/// that process, and one that cannot load says why in its rows.
+std::vector<HotModule *> describeHotModules(const std::string &dir);
+
+/// The file name of `module`'s shared object.
+std::string hotModuleLibrary(const HotModule *module);
 
 /// The GEMM modules (every variant) for `layer` of `shape`.
 std::vector<const HotModule *>
@@ -83,10 +88,11 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
                              double copyGBs);
 
 /// Table lines (`| module | # | kernel | µs | MB | GB/s | of copy |`) of
-/// each launch of the layer modules run so far whose layer HOT_GPU_BREAKDOWN
-/// names ("fc1" by default, "all", or "none"): median times of the timed
-/// calls, with the kernels and bytes export.py describes (`launches`).
-const std::vector<std::string> &kernelBreakdown();
+/// each launch of the layer modules run since the last call whose layer
+/// HOT_GPU_BREAKDOWN names ("fc1" by default, "all", or "none"): median
+/// times of the timed calls, with the kernels and bytes export.py describes
+/// (`launches`).
+std::vector<std::string> takeKernelBreakdown();
 
 /// Calls an hq module (hot.quantize(hot.hadamard(gy)), README.md) on fresh
 /// random gy, checks q and the scales bit for bit against the host reference

@@ -149,8 +149,11 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
 
 struct HotModule {
   std::map<std::string, std::string> keys;
-  std::string problem; ///< why it cannot run, empty if it can
-  void *symbol = nullptr;
+  std::string dir; ///< where its description and library are
+  // Loaded on first use, in the process that runs it (loadModule).
+  mutable bool loaded = false;
+  mutable std::string problem; ///< why it cannot run, empty if it can
+  mutable void *symbol = nullptr;
 
   std::string get(const char *key) const {
     auto it = keys.find(key);
@@ -239,7 +242,7 @@ std::vector<Row> stepRows(const HotModule *module, const std::string &group,
 }
 } // namespace
 
-std::vector<HotModule *> loadHotModules(const std::string &dir) {
+std::vector<HotModule *> describeHotModules(const std::string &dir) {
   std::vector<HotModule *> modules;
   DIR *d = opendir(dir.c_str());
   if (!d)
@@ -252,22 +255,43 @@ std::vector<HotModule *> loadHotModules(const std::string &dir) {
   }
   closedir(d);
   std::sort(names.begin(), names.end());
-  // The runtime's primary context is the one the runtime API made current.
-  CUDA_CHECK(cudaFree(nullptr));
-  mgpuSetDefaultDevice(0);
   for (const std::string &file : names) {
     auto *module = new HotModule;
     module->keys = readKeys(dir + "/" + file);
-    std::string lib = dir + "/" + module->get("library");
+    module->dir = dir;
+    modules.push_back(module);
+  }
+  return modules;
+}
+
+namespace {
+/// Loads `module`'s library (dlopen: its kernels load into the current
+/// context) and finds its entry; false, with module->problem saying why, when
+/// it cannot run.
+bool loadModule(const HotModule *module) {
+  if (!module->loaded) {
+    module->loaded = true;
+    // The runtime's primary context is the one the runtime API made current.
+    static bool contextReady = [] {
+      CUDA_CHECK(cudaFree(nullptr));
+      mgpuSetDefaultDevice(0);
+      return true;
+    }();
+    (void)contextReady;
+    std::string lib = module->dir + "/" + module->get("library");
     // RTLD_LOCAL: every module has its own copies of the same kernel symbols.
     void *handle = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)
       module->problem = std::string("dlopen: ") + dlerror();
     else if (!(module->symbol = dlsym(handle, module->get("symbol").c_str())))
       module->problem = "no symbol " + module->get("symbol");
-    modules.push_back(module);
   }
-  return modules;
+  return module->problem.empty();
+}
+} // namespace
+
+std::string hotModuleLibrary(const HotModule *module) {
+  return module->get("library");
 }
 
 std::vector<const HotModule *>
@@ -293,7 +317,7 @@ findHotGemms(const std::vector<HotModule *> &modules, const std::string &layer,
 
 std::vector<Row> runHotGemm(const HotModule *module, Operands &ops) {
   const Shape &s = ops.shape;
-  if (!module->problem.empty()) {
+  if (!loadModule(module)) {
     Row r;
     r.group = s.name;
     r.shape = shapeString(s);
@@ -391,7 +415,7 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
   std::string shape = "N " + std::to_string(n) + ", O " + std::to_string(o) +
                       ", I " + std::to_string(in);
   double flops = 2.0 * 2.0 * double(n) * o * in; // gx and gw, unrewritten
-  if (!module->problem.empty()) {
+  if (!loadModule(module)) {
     Row r;
     r.group = group;
     r.shape = shape;
@@ -512,7 +536,11 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
   return rows;
 }
 
-const std::vector<std::string> &kernelBreakdown() { return breakdown; }
+std::vector<std::string> takeKernelBreakdown() {
+  std::vector<std::string> lines;
+  lines.swap(breakdown);
+  return lines;
+}
 
 namespace {
 /// Runs an hq module once: q [rows, cols] i8 and the scales, copied back.
@@ -580,7 +608,7 @@ std::vector<Row> runHotQuantize(const HotModule *module, double copyGBs) {
     r.note = why;
     return std::vector<Row>{r};
   };
-  if (!module->problem.empty())
+  if (!loadModule(module))
     return problemRow(module->problem);
   if (module->get("rounding") != "stochastic" ||
       module->get("scale") != "maxabs")
