@@ -430,26 +430,36 @@ def _sequential_sum_f64(values, axis):
     return np.take(np.cumsum(values, axis=axis, dtype=np.float64), -1, axis=axis)
 
 
-def _combine_row_sums(row_sums):
-    """docs/numerics.md's combination of a per-tensor group's row sums: 32 interleaved
-    sequential partials (partial p adds rows p, p + 32, ... from +0), then the fixed tree
-    ``P[p] += P[p + h]`` for h = 16, 8, 4, 2, 1."""
-    rows = np.asarray(row_sums, dtype=np.float64)
-    padded = np.concatenate([rows, np.zeros(-len(rows) % 32)]).reshape(-1, 32)
-    partials = np.zeros(32)
-    for chunk in padded:  # +0 for the rows past M: adding it changes no sum of |x| or x^2
-        partials = partials + chunk
-    for h in (16, 8, 4, 2, 1):
-        partials = partials[:h] + partials[h:2 * h]
-    return partials[0]
+ROW_PARTIALS = 128  # docs/numerics.md: the partials of a row's sawb sums
+ROW_SUM_PARTIALS = 32  # and of a per-tensor group's row sums
+
+
+def _tree_sums(values, partials):
+    """docs/numerics.md's sum of each row of the 2-D ``values`` in float64: element j into
+    partial j mod ``partials`` (each partial from +0, elements in order), then the fixed tree
+    ``P[p] += P[p + h]`` for h = partials / 2, ..., 2, 1."""
+    v = np.asarray(values, dtype=np.float64)
+    rows, length = v.shape
+    # +0 past the end: adding it changes no sum of |x| or x^2
+    padded = np.concatenate([v, np.zeros((rows, -length % partials))], axis=1)
+    acc = np.zeros((rows, partials))
+    for chunk in padded.reshape(rows, -1, partials).transpose(1, 0, 2):
+        acc = acc + chunk
+    h = partials // 2
+    while h >= 1:
+        acc = acc[:, :h] + acc[:, h:2 * h]
+        h //= 2
+    return acc[:, 0]
 
 
 def _sawb_sum(values, axis):
-    """A sawb sum of docs/numerics.md: sequential along ``axis``; for the whole tensor
-    (``axis=None``) the sequential sums of the rows, then those combined by
-    ``_combine_row_sums``."""
+    """A sawb sum of docs/numerics.md: a row's (``axis=1``) in 128 interleaved partials and a
+    tree; a column's (``axis=0``) sequential; the whole tensor's (``axis=None``) its row sums
+    in 32 interleaved partials and a tree."""
     if axis is None:
-        return _combine_row_sums(_sequential_sum_f64(values, 1))
+        return _tree_sums(_tree_sums(values, ROW_PARTIALS)[None, :], ROW_SUM_PARTIALS)[0]
+    if axis == 1:
+        return _tree_sums(values, ROW_PARTIALS)
     return _sequential_sum_f64(values, axis)
 
 

@@ -100,14 +100,16 @@ def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
 
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])
 @pytest.mark.parametrize("m,n,block", [(1, 4, 1), (37, 100, 1), (300, 768, 16), (64, 256, 1),
-                                       (4096, 16, 1)])
+                                       (4096, 16, 1), (1, 1000, 1), (1, 1002, 1), (1, 1001, 1)])
 def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
-    """SAWB scales in the fused kernels: the f64 sums in element order (per tensor: rows, then
-    the row sums in 32 partials and a tree) equal the reference's bit for bit. The 64x256 and
-    4096x16 cases are groups whose clip cancels to ~1e-8 of its mean: on the first a flat
-    sequential sum gives other bits, on the second (per tensor) adding the row sums one after
-    the other does (test_reference.py)."""
-    from test_reference import sawb_near_zero_group, sawb_row_order_group
+    """SAWB scales in the fused kernels: the f64 sums in docs/numerics.md's order (each row in
+    128 partials and a tree; per tensor, then the row sums in 32 partials and a tree) equal the
+    reference's bit for bit. The 64x256, 4096x16 and 1xn cases are groups whose clip cancels to
+    ~1e-8 of its mean: on the first a flat sequential sum gives other bits, on the second (per
+    tensor) adding the row sums one after the other does, on the rows (vector widths 4, 2 and
+    1) a sequential row sum, the tree reversed or per-lane vector partials do
+    (test_reference.py)."""
+    from test_reference import sawb_near_zero_group, sawb_row_order_group, sawb_row_order_row
 
     gpu = compile_gpu(_sawb_module(m, n, granularity, block), device, tmp_path)
     rng = np.random.default_rng([m, n, block])
@@ -115,6 +117,8 @@ def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
         x = sawb_near_zero_group(rng, m * n).reshape(m, n)
     elif (m, n) == (4096, 16):
         x = sawb_row_order_group()
+    elif m == 1 and n >= 1000:
+        x = sawb_row_order_row(n)
     else:
         x = (rng.standard_t(2, (m, n)) * 10.0 ** rng.uniform(-2, 2, (m, 1))).astype(np.float32)
     q, s = gpu.q(x)

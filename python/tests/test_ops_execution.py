@@ -875,21 +875,33 @@ def test_chain_gw(chainmod, rng, ctx):
     assert err < 0.05, f"chain gw: relative error {err:.4g} vs float64 ({ctx})"
 
 
-def _check_sawb_per_tensor(hot_opt, x):
-    """Compiles a per-tensor 8-bit SAWB quantize of x's shape; its scale and q against the
-    reference, bit for bit. Returns the compiled scale."""
+def _check_sawb(hot_opt, x, granularity="per_tensor"):
+    """Compiles an 8-bit SAWB quantize of x's shape; its scale and q against the reference,
+    bit for bit. Returns the compiled scale."""
     m, n = x.shape
     t, qt = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}xi8>"
+    st = "tensor<f32>" if granularity == "per_tensor" else f"tensor<{m}xf32>"
     mod = compile_text(hot_opt, (
-        f"func.func @q(%x: {t}) -> ({qt}, tensor<f32>) {{\n"
-        f"  %q, %s = hot.quantize %x bits 8 granularity per_tensor scale sawb rounding nearest"
-        f" : {t} -> {qt}, tensor<f32>\n"
-        f"  return %q, %s : {qt}, tensor<f32>\n}}\n"))
+        f"func.func @q(%x: {t}) -> ({qt}, {st}) {{\n"
+        f"  %q, %s = hot.quantize %x bits 8 granularity {granularity} scale sawb rounding nearest"
+        f" : {t} -> {qt}, {st}\n"
+        f"  return %q, %s : {qt}, {st}\n}}\n"))
     q, s = mod.call("q", x)
-    wq, ws = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
-    assert s.view(np.uint32) == ws.view(np.uint32)
+    wq, ws = ref.quantize(x, 8, granularity, "sawb", "nearest")
+    np.testing.assert_array_equal(np.asarray(s).view(np.uint32), np.asarray(ws).view(np.uint32))
     np.testing.assert_array_equal(q, wq)
     return s
+
+
+@pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])
+@pytest.mark.parametrize("n", [1000, 1002, 1001])
+def test_sawb_row_sums_order(hot_opt, n, granularity):
+    """A row's compiled SAWB sums take docs/numerics.md's 128 partials and tree: on
+    test_reference.py's rows where the sequential sum, the tree the other way round and 32
+    vector partials each give another scale, it equals the reference bit for bit."""
+    from test_reference import sawb_row_order_row
+
+    _check_sawb(hot_opt, sawb_row_order_row(n), granularity)
 
 
 def test_sawb_per_tensor_row_sums_combination(hot_opt):
@@ -898,18 +910,18 @@ def test_sawb_per_tensor_row_sums_combination(hot_opt):
     gives another scale, it equals the reference bit for bit."""
     from test_reference import sawb_row_order_group
 
-    _check_sawb_per_tensor(hot_opt, sawb_row_order_group())
+    _check_sawb(hot_opt, sawb_row_order_group())
 
 
 def test_sawb_per_tensor_summation_order(hot_opt, rng):
-    """A per-tensor SAWB scale takes docs/numerics.md's order (each row sequentially, then the
-    row sums in 32 interleaved partials and a fixed tree): on a group whose clip cancels to
+    """A per-tensor SAWB scale takes docs/numerics.md's order (each row in 128 partials and a
+    tree, then the row sums in 32 interleaved partials and a fixed tree): on a group whose clip cancels to
     ~1e-8 of its mean, the row-major sequential order of one flat sum gives other f32 bits, and
     the compiled code must not."""
     from test_reference import sawb_near_zero_group
 
     x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)
-    s = _check_sawb_per_tensor(hot_opt, x)
+    s = _check_sawb(hot_opt, x)
     flat1 = flat2 = 0.0
     for e in x.reshape(-1).tolist():
         flat1 += abs(e)

@@ -515,36 +515,53 @@ def test_sawb_clip_matches_float64_formula(rng, granularity):
 
 
 @pytest.mark.parametrize("granularity", ["per_tensor", "per_row", "per_col"])
-def test_sawb_scale_bit_exact_sequential_f64(rng, granularity):
-    x = (rng.standard_normal((5, 7)) * 10 ** rng.uniform(-3, 3, (5, 7))).astype(F32)
+@pytest.mark.parametrize("shape", [(5, 7), (3, 300), (70, 129)])
+def test_sawb_scale_bit_exact_f64(rng, granularity, shape):
+    x = (rng.standard_normal(shape) * 10 ** rng.uniform(-3, 3, shape)).astype(F32)
     _, scale = ref.quantize(x, 8, granularity, "sawb", "nearest")
     for k, (_, grp) in enumerate(group_view(x, granularity)):
-        s1, s2 = sawb_sums(grp if granularity == "per_tensor" else grp.reshape(1, -1))
+        if granularity == "per_col":
+            column = grp.reshape(-1).tolist()
+            s1, s2 = sum_sequential(abs(e) for e in column), sum_sequential(e * e for e in column)
+        else:
+            s1, s2 = sawb_sums(grp if granularity == "per_tensor" else grp.reshape(1, -1))
         n = grp.size
         c = np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
         a = c if c > 0 else np.abs(grp).max()
         assert scale_of(scale, granularity, k) == np.float32(a) / np.float32(127)
 
 
+def tree(partials):
+    """P[p] += P[p + h] for h = len / 2, ..., 2, 1; returns P[0]."""
+    p = list(partials)
+    h = len(p) // 2
+    while h >= 1:
+        for i in range(h):
+            p[i] += p[i + h]
+        h //= 2
+    return p[0]
+
+
+def row_sawb_sums(row):
+    """docs/numerics.md's sawb sums of one row, in plain Python floats (IEEE f64): element j
+    added to partial j mod 128 (each from 0, in element order), then the tree."""
+    p1, p2 = [0.0] * 128, [0.0] * 128
+    for j, e in enumerate(row):
+        p1[j % 128] += abs(e)
+        p2[j % 128] += e * e
+    return tree(p1), tree(p2)
+
+
 def sawb_sums(grp):
-    """docs/numerics.md's sawb sums of a 2-D group, in plain Python floats (IEEE f64): each row
-    sequentially from 0; then row i added to partial i mod 32 (each partial from 0, in row
-    order), and the partials combined by P[p] += P[p + h] for h = 16, 8, 4, 2, 1."""
+    """docs/numerics.md's sawb sums of a 2-D group, in plain Python floats: each row's
+    (row_sawb_sums); then row i added to partial i mod 32 (each from 0, in row order), and the
+    tree."""
     p1, p2 = [0.0] * 32, [0.0] * 32
     for i, row in enumerate(grp.tolist()):
-        r1 = r2 = 0.0
-        for e in row:
-            r1 += abs(e)
-            r2 += e * e
+        r1, r2 = row_sawb_sums(row)
         p1[i % 32] += r1
         p2[i % 32] += r2
-    h = 16
-    while h >= 1:
-        for p in range(h):
-            p1[p] += p1[p + h]
-            p2[p] += p2[p + h]
-        h //= 2
-    return p1[0], p2[0]
+    return tree(p1), tree(p2)
 
 
 def sawb_near_zero_group(rng, n):
@@ -581,6 +598,45 @@ def sawb_row_order_group():
     return sawb_near_zero_group(np.random.default_rng(3), 2**16).reshape(4096, 16)
 
 
+# n -> seed: rows whose vector width on the GPU is 4, 2 and 1 (n mod 4 = 0, 2, 1).
+SAWB_ROW_ORDER_SEEDS = {1000: 9, 1002: 5, 1001: 23}
+
+
+def sawb_row_order_row(n):
+    """A 1 x n near-zero SAWB row (sawb_near_zero_group) on which docs/numerics.md's 128
+    partials give another f32 clip than summing the row one element after the other, than the
+    partials' tree taken the other way round (h = 1, 2, ..., 64) and than 32 partials of
+    4-element vectors (test_sawb_row_order_is_observable)."""
+    return sawb_near_zero_group(np.random.default_rng(SAWB_ROW_ORDER_SEEDS[n]), n).reshape(1, n)
+
+
+@pytest.mark.parametrize("n", sorted(SAWB_ROW_ORDER_SEEDS))
+def test_sawb_row_order_is_observable(n):
+    x = sawb_row_order_row(n)
+    row = x[0].tolist()
+
+    def clip(s1, s2):
+        return np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
+
+    c = clip(*row_sawb_sums(row))
+    assert c > 0
+    for granularity in ("per_row", "per_tensor"):  # one row: the same sums
+        _, scale = ref.quantize(x, 8, granularity, "sawb", "nearest")
+        assert np.asarray(scale).reshape(-1)[0] == c / F32(127)
+    assert clip(sum_sequential(abs(e) for e in row), sum_sequential(e * e for e in row)) != c
+    xor = [[0.0] * 128, [0.0] * 128]  # the tree the other way round
+    vectors = [[0.0] * 32, [0.0] * 32]  # lane l's 4-element vectors in partial l
+    for j, e in enumerate(row):
+        xor[0][j % 128] += abs(e)
+        xor[1][j % 128] += e * e
+        vectors[0][j // 4 % 32] += abs(e)
+        vectors[1][j // 4 % 32] += e * e
+    for h in (1, 2, 4, 8, 16, 32, 64):
+        xor = [[p[i] + p[i ^ h] for i in range(128)] for p in xor]
+    assert clip(xor[0][0], xor[1][0]) != c
+    assert clip(tree(vectors[0]), tree(vectors[1])) != c
+
+
 def test_sawb_row_sums_combination_is_observable():
     x = sawb_row_order_group()
     _, scale = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
@@ -590,15 +646,17 @@ def test_sawb_row_sums_combination_is_observable():
     assert scale == c / F32(127)
     r1 = r2 = 0.0  # the row sums one after the other
     for row in x.tolist():
-        r1 += sum_sequential(abs(e) for e in row)
-        r2 += sum_sequential(e * e for e in row)
+        a, b = row_sawb_sums(row)
+        r1 += a
+        r2 += b
     c_rows = np.float32(12.1 * math.sqrt(r2 / n) - 12.2 * (r1 / n))
     assert c_rows != c
     # The partials' tree the other way round: lane pairs 1 apart first (xor shuffles).
     partials = [[0.0] * 32, [0.0] * 32]
     for i, row in enumerate(x.tolist()):
-        partials[0][i % 32] += sum_sequential(abs(e) for e in row)
-        partials[1][i % 32] += sum_sequential(e * e for e in row)
+        a, b = row_sawb_sums(row)
+        partials[0][i % 32] += a
+        partials[1][i % 32] += b
     for h in (1, 2, 4, 8, 16):
         partials = [[p[lane] + p[lane ^ h] for lane in range(32)] for p in partials]
     t1, t2 = partials[0][0], partials[1][0]
@@ -612,17 +670,18 @@ def sum_sequential(values):
     return total
 
 
-def test_sawb_summation_order_is_observable_and_sequential(rng):
+def test_sawb_summation_order_is_observable(rng):
     x = sawb_near_zero_group(rng, 2**16).reshape(256, 256)
     _, scale = ref.quantize(x, 8, "per_tensor", "sawb", "nearest")
-    s1, s2 = sawb_sums(x)  # rows sequentially, then the row sums' partials and tree
+    s1, s2 = sawb_sums(x)  # rows in partials and a tree, then the row sums' partials and tree
     n = x.size
     c = np.float32(12.1 * math.sqrt(s2 / n) - 12.2 * (s1 / n))
     assert 0 < c < 1e-5
     assert scale == c / F32(127)
-    g = x.astype(np.float64)  # numpy's pairwise sums give other bits: the order matters
-    c_pairwise = np.float32(12.1 * math.sqrt(np.sum(g * g) / n) - 12.2 * (np.sum(np.abs(g)) / n))
-    assert c_pairwise != c
+    # One flat sequential sum gives other bits: the order matters.
+    flat = x.reshape(-1).tolist()
+    f1, f2 = sum_sequential(abs(e) for e in flat), sum_sequential(e * e for e in flat)
+    assert np.float32(12.1 * math.sqrt(f2 / n) - 12.2 * (f1 / n)) != c
 
 
 def test_round_half_away_from_zero():

@@ -12,6 +12,12 @@
 
 namespace mlir::hot {
 
+/// docs/numerics.md's order of the sawb sums: a row's elements go into
+/// kSawbRowPartials interleaved partials, a per-tensor group's row sums into
+/// kSawbRowSumPartials, each set then combined by a fixed tree.
+constexpr int64_t kSawbRowPartials = 128;
+constexpr int64_t kSawbRowSumPartials = 32;
+
 /// Emits the block Hadamard transform of `input` along `dim` (one
 /// linalg.generic per butterfly stage), with the numerics of hot.hadamard.
 Value buildHadamardTransform(OpBuilder &builder, Location loc, Value input,

@@ -122,8 +122,8 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     and `gpu.shuffle xor` in docs/numerics.md's order, the row's max|y| by a
     shuffle reduction (per tensor: a first kernel of per-warp partial maxima),
     nearest or stochastic rounding with the CPU path's hash. SAWB scales add
-    each row's f64 sums in element order (every lane runs the chain, taking
-    the values by `gpu.shuffle idx`); per tensor, the row sums are stored and
+    each row's f64 sums in docs/numerics.md's 128 interleaved partials (each
+    lane keeps 4 in registers) and a tree of xor shuffles; per tensor, the row sums are stored and
     one warp combines them as docs/numerics.md defines (each lane's
     interleaved partial, then a shuffle tree). With
     `lowrank` (default), an f32 `hot.lowrank` becomes a kernel in which each

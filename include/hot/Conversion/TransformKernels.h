@@ -43,10 +43,10 @@ struct HadamardQuantizeKernelSpec {
   HadamardQuantizeStage stage = HadamardQuantizeStage::Row;
   int64_t m = 0, n = 0, block = 1, qmax = 127;
   bool stochastic = false;
-  /// SAWB scales: each row's f64 sums of |y| and y^2 in element order (one
-  /// lane adds the warp's values one after the other, fetched by shuffles);
-  /// per tensor, `AbsMax` also stores them per row and `Scale` combines them
-  /// (docs/numerics.md: 32 interleaved partials, then a tree).
+  /// SAWB scales: each row's f64 sums of |y| and y^2 in docs/numerics.md's
+  /// 128 interleaved partials (4 per lane, in registers) and a tree (xor
+  /// shuffles and register adds); per tensor, `AbsMax` also stores them per
+  /// row and `Scale` combines them (32 interleaved partials, then a tree).
   bool sawb = false;
   /// 4, 2 or 1: the widest that divides n.
   int64_t vectorWidth = 1;

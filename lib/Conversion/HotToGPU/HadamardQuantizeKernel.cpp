@@ -17,9 +17,11 @@
 // exact operations of docs/numerics.md, so the results equal the CPU path's.
 // The row is transformed twice, once for its statistics and once to
 // quantize, rather than kept in registers: any row length fits without
-// spilling. SAWB's f64 sums must add the row's values in element order: every
-// lane runs the same chain, fetching element j from its lane by gpu.shuffle
-// idx, so the sums are the CPU path's bit for bit.
+// spilling. SAWB's f64 sums take docs/numerics.md's order, which is this
+// layout's: element j goes into partial j mod 128, which is value j mod V of
+// lane (j / V) mod 32 in sub-chunk (j mod 128) / 32V, so each lane keeps its
+// 128 / 32 partials in registers and a tree of xor shuffles and register adds
+// combines them; the sums are the CPU path's bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,15 +105,20 @@ private:
   bool partialChunk() const { return spec.n % chunkElements() != 0; }
 
   /// The V transformed values of this lane in chunk `chunk` of `row`, and
-  /// (when the chunk can be partial) whether the lane's elements exist.
-  SmallVector<Value> transformChunk(Value row, Value chunk, Value &active);
+  /// (when `masked`: the chunk can reach past the row) whether the lane's
+  /// elements exist.
+  SmallVector<Value> transformChunk(Value row, Value chunk, Value &active,
+                                    bool masked);
   /// The statistics of one row: max(acc, |y|) over the lane's elements of
   /// every chunk of `row` and, with sawb, the f64 sums of |y| and y^2 over
-  /// the whole row in element order (the same in every lane).
+  /// the whole row in docs/numerics.md's order (the same in every lane).
   struct RowStats {
     Value max, sum, sumOfSquares;
   };
   RowStats rowStats(Value row, Value acc);
+  /// docs/numerics.md's tree over a row's 128 partial sums, held as slots
+  /// (rowStats), in every lane of the warp.
+  Value treeSum(ArrayRef<Value> slots);
   /// maximumf of the AbsMax kernel's `partials`, in every lane of the warp.
   Value partialsMax(Value partials);
   /// `value` of lane `src` (gpu.shuffle idx), for f32 or (as two i32) f64.
@@ -133,11 +140,13 @@ private:
 
 } // namespace
 
-SmallVector<Value>
-HadamardQuantizeEmitter::transformChunk(Value row, Value chunk, Value &active) {
+SmallVector<Value> HadamardQuantizeEmitter::transformChunk(Value row,
+                                                           Value chunk,
+                                                           Value &active,
+                                                           bool masked) {
   int64_t width = spec.vectorWidth;
   Value col = arith::AddIOp::create(b, chunk, mul(lane, width));
-  active = partialChunk() ? lessThan(col, spec.n) : Value();
+  active = masked ? lessThan(col, spec.n) : Value();
   // Lanes past the row read its first vector and transform zeros instead.
   Value loadCol =
       active ? Value(arith::SelectOp::create(b, active, col, cst(0))) : col;
@@ -149,46 +158,78 @@ HadamardQuantizeEmitter::transformChunk(Value row, Value chunk, Value &active) {
 
 HadamardQuantizeEmitter::RowStats
 HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
-  Type f64 = b.getF64Type();
+  // With sawb, one step of the loop covers docs/numerics.md's 128 partials:
+  // value e of this lane in sub-chunk s is element s * 32V + lane * V + e of
+  // the step, so partial p = s * 32V + lane * V + e, kept in slot s * V + e.
+  int64_t width = spec.vectorWidth;
+  int64_t subChunks = spec.sawb ? kSawbRowPartials / chunkElements() : 1;
+  int64_t step = subChunks * chunkElements();
+  int64_t slots = spec.sawb ? subChunks * width : 0;
+  Value zero64 = arith::ConstantOp::create(b, b.getF64FloatAttr(0));
   SmallVector<Value> inits{acc};
-  if (spec.sawb)
-    inits.append(2, arith::ConstantOp::create(b, b.getF64FloatAttr(0)));
-  auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(chunkElements()),
-                                 inits);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value active;
-  Value m = loop.getRegionIterArgs()[0];
-  // Lanes past the row hold zeros: adding +0 leaves the sums unchanged.
-  SmallVector<Value> ys = transformChunk(row, loop.getInductionVar(), active);
-  SmallVector<Value> results{emitAbsMax(b, ys, m)};
-  if (spec.sawb) {
-    // Element j of the chunk is value j % V of lane j / V.
-    auto lanes = scf::ForOp::create(
-        b, cst(0), cst(kWarpSize), cst(1),
-        ValueRange{loop.getRegionIterArgs()[1], loop.getRegionIterArgs()[2]});
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(lanes.getBody());
-    Value src = lanes.getInductionVar();
-    Value s1 = lanes.getRegionIterArgs()[0], s2 = lanes.getRegionIterArgs()[1];
-    for (Value y : ys) {
-      Value y64 = arith::ExtFOp::create(b, f64, fromLane(y, src));
-      Value abs64 = math::AbsFOp::create(b, y64);
-      s1 = arith::AddFOp::create(b, s1, abs64);
-      s2 = arith::AddFOp::create(b, s2, arith::MulFOp::create(b, y64, y64));
+  inits.append(2 * slots, zero64);
+  auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(step), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value m = loop.getRegionIterArgs()[0];
+    SmallVector<Value> sums(loop.getRegionIterArgs().drop_front());
+    for (int64_t sub = 0; sub < subChunks; ++sub) {
+      Value active;
+      // Lanes past the row hold zeros: adding +0 leaves the sums unchanged.
+      SmallVector<Value> ys = transformChunk(
+          row, add(loop.getInductionVar(), sub * chunkElements()), active,
+          spec.n % step != 0);
+      m = emitAbsMax(b, ys, m);
+      for (auto [e, y] : llvm::enumerate(ys)) {
+        if (!spec.sawb)
+          break;
+        Value y64 = arith::ExtFOp::create(b, b.getF64Type(), y);
+        int64_t slot = sub * width + int64_t(e);
+        sums[slot] =
+            arith::AddFOp::create(b, sums[slot], math::AbsFOp::create(b, y64));
+        sums[slots + slot] = arith::AddFOp::create(
+            b, sums[slots + slot], arith::MulFOp::create(b, y64, y64));
+      }
     }
-    scf::YieldOp::create(b, ValueRange{s1, s2});
-    b.setInsertionPointAfter(lanes);
-    results.append(lanes.getResults().begin(), lanes.getResults().end());
+    SmallVector<Value> results{m};
+    results.append(sums);
+    scf::YieldOp::create(b, results);
   }
-  scf::YieldOp::create(b, results);
-  b.setInsertionPointAfter(loop);
   RowStats stats{loop.getResult(0), Value(), Value()};
   if (spec.sawb) {
-    stats.sum = loop.getResult(1);
-    stats.sumOfSquares = loop.getResult(2);
+    SmallVector<Value> results(loop.getResults().drop_front());
+    stats.sum = treeSum(ArrayRef(results).take_front(slots));
+    stats.sumOfSquares = treeSum(ArrayRef(results).drop_front(slots));
   }
   return stats;
+}
+
+Value HadamardQuantizeEmitter::treeSum(ArrayRef<Value> slotValues) {
+  // P[p] = P[p] + P[p + h] for h = 64, ..., 1 (docs/numerics.md), p's bits
+  // being (high to low) the sub-chunk's, the lane's and the value's: steps
+  // on a sub-chunk or value bit add slots, steps on a lane bit add the
+  // partner lane's (xor shuffle). A lane with the bit set adds the same two
+  // partials the other way round, which gives the same sum, so every lane
+  // ends with P[0].
+  SmallVector<Value> slots(slotValues);
+  int64_t valueBits = llvm::Log2_64(spec.vectorWidth);
+  constexpr int64_t laneBits = 5;
+  for (int64_t bit = llvm::Log2_64(kSawbRowPartials) - 1; bit >= 0; --bit) {
+    if (bit >= valueBits && bit < valueBits + laneBits) {
+      Value partner =
+          arith::XOrIOp::create(b, lane, cst(int64_t(1) << (bit - valueBits)));
+      for (int64_t slot = 0; slot < spec.vectorWidth; ++slot)
+        slots[slot] = arith::AddFOp::create(b, slots[slot],
+                                            fromLane(slots[slot], partner));
+      continue;
+    }
+    // A value bit, or a sub-chunk bit (slot bit `bit - laneBits`).
+    int64_t half = int64_t(1) << (bit < valueBits ? bit : bit - laneBits);
+    for (int64_t slot = 0; slot < half; ++slot)
+      slots[slot] = arith::AddFOp::create(b, slots[slot], slots[slot + half]);
+  }
+  return slots[0];
 }
 
 Value HadamardQuantizeEmitter::partialsMax(Value partials) {
@@ -237,6 +278,9 @@ Value HadamardQuantizeEmitter::sawbScale(Value max, Value sum,
   return arith::DivFOp::create(b, a, f32(double(spec.qmax)));
 }
 
+static_assert(kSawbRowSumPartials == kWarpSize,
+              "sumRows keeps one partial of the row sums per lane");
+
 std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
   // docs/numerics.md: lane p adds rows p, p + 32, ... one after the other
   // (its partial), then P[p] = P[p] + P[p + h] for h = 16, ..., 1 by
@@ -272,7 +316,7 @@ void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
   b.setInsertionPointToStart(loop.getBody());
   Value chunk = loop.getInductionVar();
   Value active;
-  SmallVector<Value> ys = transformChunk(row, chunk, active);
+  SmallVector<Value> ys = transformChunk(row, chunk, active, partialChunk());
   Value col = arith::AddIOp::create(b, chunk, mul(lane, spec.vectorWidth));
   Value linear;
   if (key) {

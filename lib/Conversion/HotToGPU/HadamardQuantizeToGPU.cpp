@@ -155,12 +155,11 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     launch(kernel, rowBlocks, args);
     op.emitRemark() << "fused " << transform << "per_row quantize"
                     << (spec.sawb ? " (sawb)" : "") << " kernel @"
-                    << kernel.getName()
-                    << ": one warp per row, " << kWarpsPerBlock
-                    << " rows per block; " << lanes
+                    << kernel.getName() << ": one warp per row, "
+                    << kWarpsPerBlock << " rows per block; " << lanes
                     << "row max|y| by a warp shuffle reduction"
-                    << (spec.sawb ? ", its f64 sums in element order by "
-                                    "gpu.shuffle idx"
+                    << (spec.sawb ? ", its f64 sums in 128 partials (4 per "
+                                    "lane) and a shuffle tree"
                                   : "")
                     << ", the row transformed again to quantize";
   } else if (absMax && !spec.sawb) {
@@ -216,8 +215,8 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     if (spec.sawb)
       remark << "fused " << transform << "per_tensor sawb quantize: three "
              << "kernels, @" << stats.getName()
-             << " (one warp per row: its max|y| and its f64 sums in element "
-                "order), @"
+             << " (one warp per row: its max|y| and its f64 sums in 128 "
+                "partials and a shuffle tree), @"
              << scaleKernel.getName()
              << " (one warp: the max, and the row sums in 32 partials and a "
                 "shuffle tree, to the scale) and @"

@@ -29,91 +29,151 @@ static Value fillTensor(OpBuilder &builder, Location loc,
   return linalg::FillOp::create(builder, loc, constant, empty).getResult(0);
 }
 
-/// One elementwise linalg.generic of `combine` over same-shaped rank-1
-/// tensors `lhs` and `rhs`.
-static Value combineElementwise(
-    OpBuilder &builder, Location loc, Value lhs, Value rhs,
-    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
-  auto type = cast<RankedTensorType>(lhs.getType());
-  Value init = tensor::EmptyOp::create(builder, loc, type.getShape(),
-                                       type.getElementType());
-  AffineMap identity = builder.getMultiDimIdentityMap(1);
-  return linalg::GenericOp::create(
-             builder, loc, type, ValueRange{lhs, rhs}, init,
-             SmallVector<AffineMap>(3, identity), getParallelIterators(1),
-             [&](OpBuilder &b, Location l, ValueRange args) {
-               linalg::YieldOp::create(b, l, combine(b, l, args[0], args[1]));
-             })
-      .getResult(0);
+/// The columns [offset, offset + size) of a rank-2 tensor.
+static Value sliceColumns(OpBuilder &builder, Location loc, Value value,
+                          int64_t offset, int64_t size) {
+  int64_t rows = cast<RankedTensorType>(value.getType()).getDimSize(0);
+  return tensor::ExtractSliceOp::create(
+      builder, loc, value,
+      ArrayRef<OpFoldResult>{builder.getIndexAttr(0),
+                             builder.getIndexAttr(offset)},
+      ArrayRef<OpFoldResult>{builder.getIndexAttr(rows),
+                             builder.getIndexAttr(size)},
+      ArrayRef<OpFoldResult>{builder.getIndexAttr(1), builder.getIndexAttr(1)});
 }
 
-/// A per-tensor group's statistics from its rows' (`rowStats`: max|x| in
-/// f32, the sawb sums in f64, each a tensor<M>), as docs/numerics.md
-/// combines them: row i into partial i mod 32 (each partial from `inits`,
-/// rows in order), then P[p] = P[p] op P[p + h] for h = 16, 8, 4, 2, 1.
-/// The maximum's order does not matter; the sums' does. Rank-0 results.
-static SmallVector<Value> combineRows(OpBuilder &builder, Location loc,
-                                      ValueRange rowStats, int64_t rows,
-                                      ArrayRef<TypedAttr> inits) {
-  constexpr int64_t kPartials = 32;
-  auto combine = [](size_t k) {
-    return [k](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-      if (k == 0)
-        return arith::MaximumFOp::create(b, l, acc, v);
-      return arith::AddFOp::create(b, l, acc, v);
-    };
+/// f64 sums along dim 1 of the [G, L] `inputs`, in docs/numerics.md's order:
+/// element j into partial j mod `partials` (each partial from +0, elements
+/// in order), then P[p] = P[p] + P[p + h] for h = partials / 2, ..., 1.
+/// `values` maps the inputs' elements at one position to the f64 values
+/// summed, one per result. Returns one tensor<G x f64> per value.
+static SmallVector<Value> buildTreeSums(
+    OpBuilder &builder, Location loc, ValueRange inputs, int64_t partials,
+    unsigned numSums,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
+        values) {
+  auto type = cast<RankedTensorType>(inputs[0].getType());
+  int64_t groups = type.getDimSize(0), length = type.getDimSize(1);
+  int64_t full = length / partials, rest = length % partials;
+  MLIRContext *ctx = builder.getContext();
+  auto parallel = utils::IteratorType::parallel;
+  // Each sum's own accumulator buffer: one fill shared by several outs
+  // would alias them after bufferization.
+  SmallVector<Value> acc;
+  for (unsigned k = 0; k < numSums; ++k)
+    acc.push_back(fillTensor(builder, loc, {groups, partials},
+                             builder.getF64FloatAttr(0)));
+  unsigned numInputs = inputs.size();
+  auto addValues = [&](OpBuilder &b, Location l, ValueRange args) {
+    SmallVector<Value> added = values(b, l, args.take_front(numInputs));
+    for (unsigned k = 0; k < added.size(); ++k)
+      added[k] = arith::AddFOp::create(b, l, args[numInputs + k], added[k]);
+    linalg::YieldOp::create(b, l, added);
   };
-  int64_t full = rows / kPartials, rest = rows % kPartials;
-  auto slice = [&](Value v, int64_t offset, int64_t size) -> Value {
-    return tensor::ExtractSliceOp::create(
-        builder, loc, v, ArrayRef<OpFoldResult>{builder.getIndexAttr(offset)},
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(size)},
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
-  };
-  SmallVector<Value> partials;
-  for (auto [k, stat] : llvm::enumerate(rowStats)) {
-    Value partial = fillTensor(builder, loc, {kPartials}, inits[k]);
-    Type element = inits[k].getType();
-    if (full > 0) {
-      // Rows [0, 32 * full) as [full][32]: partial p adds column p's rows
-      // in order.
-      Value head = slice(stat, 0, full * kPartials);
-      Value grid = tensor::ExpandShapeOp::create(
-          builder, loc, RankedTensorType::get({full, kPartials}, element), head,
-          SmallVector<ReassociationIndices>{{0, 1}});
-      MLIRContext *ctx = builder.getContext();
-      AffineMap toColumn = AffineMap::get(2, 0, getAffineDimExpr(1, ctx));
-      partial =
-          linalg::GenericOp::create(
-              builder, loc, partial.getType(), grid, partial,
-              SmallVector<AffineMap>{builder.getMultiDimIdentityMap(2),
-                                     toColumn},
-              {utils::IteratorType::reduction, utils::IteratorType::parallel},
-              [&](OpBuilder &b, Location l, ValueRange args) {
-                linalg::YieldOp::create(b, l,
-                                        combine(k)(b, l, args[1], args[0]));
+  if (full > 0) {
+    // Columns [0, full * partials) as [G][full][partials]: partial p adds
+    // the elements of column p of each group's grid, in order.
+    SmallVector<Value> grids;
+    for (Value input : inputs) {
+      Type element = cast<RankedTensorType>(input.getType()).getElementType();
+      grids.push_back(tensor::ExpandShapeOp::create(
+          builder, loc,
+          RankedTensorType::get({groups, full, partials}, element),
+          sliceColumns(builder, loc, input, 0, full * partials),
+          SmallVector<ReassociationIndices>{{0}, {1, 2}}));
+    }
+    AffineMap toPartial = AffineMap::get(
+        3, 0, {getAffineDimExpr(0, ctx), getAffineDimExpr(2, ctx)}, ctx);
+    SmallVector<AffineMap> maps(numInputs, builder.getMultiDimIdentityMap(3));
+    maps.append(numSums, toPartial);
+    acc = llvm::to_vector_of<Value>(
+        linalg::GenericOp::create(
+            builder, loc, ValueRange(acc).getTypes(), grids, acc, maps,
+            {parallel, utils::IteratorType::reduction, parallel}, addValues)
+            .getResults());
+  }
+  SmallVector<AffineMap> identities(numInputs + numSums,
+                                    builder.getMultiDimIdentityMap(2));
+  if (rest > 0) {
+    // The last elements, one more step of partials [0, rest).
+    SmallVector<Value> tails, heads;
+    for (Value input : inputs)
+      tails.push_back(sliceColumns(builder, loc, input, full * partials, rest));
+    for (Value a : acc)
+      heads.push_back(sliceColumns(builder, loc, a, 0, rest));
+    auto last = linalg::GenericOp::create(
+        builder, loc, ValueRange(heads).getTypes(), tails, heads, identities,
+        {parallel, parallel}, addValues);
+    for (unsigned k = 0; k < numSums; ++k)
+      acc[k] = tensor::InsertSliceOp::create(
+          builder, loc, last.getResult(k), acc[k],
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(0),
+                                 builder.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(groups),
+                                 builder.getIndexAttr(rest)},
+          ArrayRef<OpFoldResult>{builder.getIndexAttr(1),
+                                 builder.getIndexAttr(1)});
+  }
+  SmallVector<Value> sums;
+  AffineMap identity = builder.getMultiDimIdentityMap(2);
+  for (Value a : acc) {
+    for (int64_t h = partials / 2; h >= 1; h /= 2) {
+      Value init = tensor::EmptyOp::create(builder, loc, {groups, h},
+                                           builder.getF64Type());
+      a = linalg::GenericOp::create(
+              builder, loc, init.getType(),
+              ValueRange{sliceColumns(builder, loc, a, 0, h),
+                         sliceColumns(builder, loc, a, h, h)},
+              init, SmallVector<AffineMap>(3, identity), {parallel, parallel},
+              [](OpBuilder &b, Location l, ValueRange args) {
+                linalg::YieldOp::create(
+                    b, l, Value(arith::AddFOp::create(b, l, args[0], args[1])));
               })
               .getResult(0);
     }
-    if (rest > 0) {
-      // The last rows, one more step of partials [0, rest).
-      Value last =
-          combineElementwise(builder, loc, slice(partial, 0, rest),
-                             slice(stat, full * kPartials, rest), combine(k));
-      partial = tensor::InsertSliceOp::create(
-          builder, loc, last, partial,
-          ArrayRef<OpFoldResult>{builder.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{builder.getIndexAttr(rest)},
-          ArrayRef<OpFoldResult>{builder.getIndexAttr(1)});
-    }
-    for (int64_t h = kPartials / 2; h >= 1; h /= 2)
-      partial = combineElementwise(builder, loc, slice(partial, 0, h),
-                                   slice(partial, h, h), combine(k));
-    partials.push_back(tensor::CollapseShapeOp::create(
-        builder, loc, RankedTensorType::get({}, element), partial,
-        SmallVector<ReassociationIndices>{}));
+    sums.push_back(tensor::CollapseShapeOp::create(
+        builder, loc, RankedTensorType::get({groups}, builder.getF64Type()), a,
+        SmallVector<ReassociationIndices>{{0, 1}}));
   }
-  return partials;
+  return sums;
+}
+
+/// The sawb sums s1 = sum f64(|x|) and s2 = sum f64(x)^2 of each row of the
+/// [M, N] `x` (docs/numerics.md's order); two tensor<M x f64>.
+static SmallVector<Value> buildRowSawbSums(OpBuilder &builder, Location loc,
+                                           Value x) {
+  return buildTreeSums(
+      builder, loc, x, kSawbRowPartials, 2,
+      [](OpBuilder &b, Location l, ValueRange element) -> SmallVector<Value> {
+        Type f64 = b.getF64Type();
+        Value abs = math::AbsFOp::create(b, l, element[0]);
+        Value x64 = arith::ExtFOp::create(b, l, f64, element[0]);
+        return {arith::ExtFOp::create(b, l, f64, abs),
+                arith::MulFOp::create(b, l, x64, x64)};
+      });
+}
+
+/// A per-tensor group's sawb sums from its rows' (`rowSums`, two
+/// tensor<M x f64>): rank-0 results.
+static SmallVector<Value> buildTensorSawbSums(OpBuilder &builder, Location loc,
+                                              ValueRange rowSums) {
+  SmallVector<Value> asGroups;
+  for (Value r : rowSums) {
+    int64_t rows = cast<RankedTensorType>(r.getType()).getDimSize(0);
+    asGroups.push_back(tensor::ExpandShapeOp::create(
+        builder, loc, RankedTensorType::get({1, rows}, builder.getF64Type()), r,
+        SmallVector<ReassociationIndices>{{0, 1}}));
+  }
+  SmallVector<Value> sums = buildTreeSums(
+      builder, loc, asGroups, kSawbRowSumPartials, 2,
+      [](OpBuilder &, Location, ValueRange element) -> SmallVector<Value> {
+        return {element[0], element[1]};
+      });
+  for (Value &sum : sums)
+    sum = tensor::CollapseShapeOp::create(
+        builder, loc, RankedTensorType::get({}, builder.getF64Type()), sum,
+        SmallVector<ReassociationIndices>{});
+  return sums;
 }
 
 namespace {
@@ -142,37 +202,26 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
         granularity == Granularity::PerRow ? parallel : reduction,
         granularity == Granularity::PerCol ? parallel : reduction};
 
-    // 1. One pass over x: max |x| (NaN-propagating), and for sawb the f64
-    //    sums of |x| and x^2 in loop (row-major) order. A per-tensor sawb
-    //    group is summed per row first, then the row sums are combined in
-    //    32 interleaved partials and a tree (docs/numerics.md, combineRows).
-    bool rowsFirst = sawb && granularity == Granularity::PerTensor;
-    SmallVector<int64_t> statsShape(scaleShape);
-    AffineMap statsMap = groupMap;
-    if (rowsFirst) {
-      statsShape = {type.getDimSize(0)};
-      statsMap = getGroupMap(ctx, Granularity::PerRow);
-      iterators[0] = parallel;
-    }
-    auto statInits = [&](ArrayRef<int64_t> shape) {
-      SmallVector<Value> inits{
-          fillTensor(rewriter, loc, shape, rewriter.getF32FloatAttr(0))};
-      if (sawb)
-        for (int i = 0; i < 2; ++i)
-          inits.push_back(
-              fillTensor(rewriter, loc, shape, rewriter.getF64FloatAttr(0)));
-      return inits;
-    };
-    SmallVector<Value> inits = statInits(statsShape);
+    // 1. One pass over x: max |x| (NaN-propagating), and for a per-col sawb
+    //    group the f64 sums of |x| and x^2 in row order. A row's sawb sums
+    //    (per row, and each row of a per-tensor group, whose row sums are
+    //    then combined) take docs/numerics.md's partials and trees.
+    bool rowSums = sawb && granularity != Granularity::PerCol;
+    SmallVector<Value> inits{
+        fillTensor(rewriter, loc, scaleShape, rewriter.getF32FloatAttr(0))};
+    if (sawb && !rowSums)
+      for (int i = 0; i < 2; ++i)
+        inits.push_back(
+            fillTensor(rewriter, loc, scaleShape, rewriter.getF64FloatAttr(0)));
     SmallVector<AffineMap> reduceMaps{identity};
-    reduceMaps.append(inits.size(), statsMap);
+    reduceMaps.append(inits.size(), groupMap);
     auto stats = linalg::GenericOp::create(
         rewriter, loc, ValueRange(inits).getTypes(), input, inits, reduceMaps,
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Value abs = math::AbsFOp::create(b, l, args[0]);
           SmallVector<Value> results{
               arith::MaximumFOp::create(b, l, args[1], abs)};
-          if (sawb) {
+          if (args.size() > 2) {
             Value abs64 = arith::ExtFOp::create(b, l, f64, abs);
             Value x64 = arith::ExtFOp::create(b, l, f64, args[0]);
             Value square = arith::MulFOp::create(b, l, x64, x64);
@@ -182,11 +231,12 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
           linalg::YieldOp::create(b, l, results);
         });
     SmallVector<Value> groupStats(stats.getResults());
-    if (rowsFirst)
-      groupStats =
-          combineRows(rewriter, loc, stats.getResults(), type.getDimSize(0),
-                      {rewriter.getF32FloatAttr(0), rewriter.getF64FloatAttr(0),
-                       rewriter.getF64FloatAttr(0)});
+    if (rowSums) {
+      SmallVector<Value> sums = buildRowSawbSums(rewriter, loc, input);
+      if (granularity == Granularity::PerTensor)
+        sums = buildTensorSawbSums(rewriter, loc, sums);
+      groupStats.append(sums);
+    }
 
     // 2. The scale of each group.
     double qmax = double(op.getQMax());

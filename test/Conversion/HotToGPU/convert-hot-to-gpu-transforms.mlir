@@ -198,15 +198,17 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 // -----
 
 // SAWB scales. Per row, the kernel adds the row's f64 sums of |y| and y^2 in
-// element order: every lane runs the chain, taking each lane's values in
-// turn by gpu.shuffle idx. Per tensor, a first kernel (one warp per row)
-// stores each row's sums ([2][rows] f64) and max, a one-warp kernel combines
-// the row sums (docs/numerics.md: lane p adds rows p, p + 32, ..., then a
-// shuffle tree with lanes 16, 8, 4, 2, 1 apart; 64-bit values cross lanes as
-// two 32-bit shuffles) into the scale, and the quantize kernel reads it.
+// docs/numerics.md's 128 partials: with 4-wide vectors one 128-element step
+// per iteration, each lane's 4 values into its own 4 partials of each sum (no
+// shuffle in the loop), then the tree: lanes 16, 8, 4, 2, 1 apart by xor
+// shuffles (64-bit values cross lanes as two 32-bit shuffles), then the
+// lane's registers. Per tensor, a first kernel (one warp per row) stores each
+// row's sums ([2][rows] f64) and max, a one-warp kernel combines the row sums
+// (docs/numerics.md: lane p adds rows p, p + 32, ..., then a shuffle tree with
+// lanes 16, 8, 4, 2, 1 apart) into the scale, and the quantize kernel reads it.
 
-// REMARK: remark: fused per_tensor sawb quantize: three kernels, @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb (one warp per row: its max|y| and its f64 sums in element order), @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb (one warp: the max, and the row sums in 32 partials and a shuffle tree, to the scale) and @hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb (quantizes one row per warp); the transform is computed in the first and the last
-// REMARK: remark: fused hadamard (block 16) + per_row quantize (sawb) kernel @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb: one warp per row, 8 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, its f64 sums in element order by gpu.shuffle idx, the row transformed again to quantize
+// REMARK: remark: fused per_tensor sawb quantize: three kernels, @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb (one warp per row: its max|y| and its f64 sums in 128 partials and a shuffle tree), @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb (one warp: the max, and the row sums in 32 partials and a shuffle tree, to the scale) and @hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb (quantizes one row per warp); the transform is computed in the first and the last
+// REMARK: remark: fused hadamard (block 16) + per_row quantize (sawb) kernel @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb: one warp per row, 8 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, its f64 sums in 128 partials (4 per lane) and a shuffle tree, the row transformed again to quantize
 
 // CHECK-LABEL: func.func @sawb
 //       CHECK:   %[[PARTIALS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
@@ -217,14 +219,18 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb
 //   CHECK-NOT:   hot.quantize
 //       CHECK: gpu.func @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb
-//       CHECK:   scf.for {{.*}} -> (f32, f64, f64)
-//       CHECK:     scf.for {{.*}} -> (f64, f64)
-//       CHECK:       gpu.shuffle  idx
-//       CHECK:       arith.extf {{.*}} : f32 to f64
-//       CHECK:       math.absf {{.*}} : f64
-//       CHECK:       arith.addf {{.*}} : f64
-//       CHECK:       arith.mulf {{.*}} : f64
-//       CHECK:       arith.addf {{.*}} : f64
+//       CHECK:   scf.for {{.*}} step %c128{{.*}} -> (f32, f64, f64, f64, f64, f64, f64, f64, f64)
+//   CHECK-NOT:     gpu.shuffle
+//       CHECK:     arith.extf {{.*}} : f32 to f64
+//       CHECK:     math.absf {{.*}} : f64
+//       CHECK:     arith.addf {{.*}} : f64
+//       CHECK:     arith.mulf {{.*}} : f64
+//       CHECK:     arith.addf {{.*}} : f64
+//       CHECK:     scf.yield
+//       CHECK:   arith.xori %{{.*}}, %c16
+//       CHECK:   arith.bitcast {{.*}} : f64 to i64
+//       CHECK:   gpu.shuffle  idx
+//       CHECK:   arith.xori %{{.*}}, %c1{{(_[0-9]+)?}} : index
 //       CHECK:   memref.store {{.*}} : memref<2x8xf64>
 //       CHECK:   memref.store {{.*}} : memref<2x8xf64>
 //       CHECK: gpu.func @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb

@@ -80,17 +80,38 @@ func.func @lowrank_all_tail(%x: tensor<5x3xf32>) -> tensor<5x3xf32> {
 
 // -----
 
-// per_row sawb with stochastic rounding: one reduction pass (max |x| and the
-// two f64 sums), the scales, then the elementwise quantization.
+// per_row sawb with stochastic rounding: a reduction pass for max |x|; each
+// row's f64 sums in docs/numerics.md's 128 partials (columns [0, 256) as a
+// [4][2][128] grid reduced along its middle dim, in order, then the last 44
+// columns into partials [0, 44)) and the tree, 128 -> 64 -> ... -> 1; the
+// scales, then the elementwise quantization.
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[PART:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-LABEL: func.func @quantize_sawb_stochastic
-// CHECK-SAME: %[[X:.*]]: tensor<4x8xf32>, %[[SEED:.*]]: i64
-// CHECK: %[[STATS:.*]]:3 = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
-// CHECK-SAME: ins(%[[X]] : tensor<4x8xf32>) outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf64>, tensor<4xf64>)
+// CHECK-SAME: %[[X:.*]]: tensor<4x300xf32>, %[[SEED:.*]]: i64
+// CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%[[X]] : tensor<4x300xf32>) outs(%{{.*}} : tensor<4xf32>)
 // CHECK: math.absf
 // CHECK: arith.maximumf
-// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[STATS]]#0, %[[STATS]]#1, %[[STATS]]#2 :
+// CHECK: %[[HEAD:.*]] = tensor.extract_slice %[[X]][0, 0] [4, 256] [1, 1]
+// CHECK: %[[GRID:.*]] = tensor.expand_shape %[[HEAD]] {{\[\[}}0], [1, 2]] output_shape [4, 2, 128]
+// CHECK: %[[P:.*]]:2 = linalg.generic {indexing_maps = [#[[ID3]], #[[PART]], #[[PART]]], iterator_types = ["parallel", "reduction", "parallel"]}
+// CHECK-SAME: ins(%[[GRID]] : tensor<4x2x128xf32>) outs(%{{.*}}, %{{.*}} : tensor<4x128xf64>, tensor<4x128xf64>)
+// CHECK: %[[TAIL:.*]] = tensor.extract_slice %[[X]][0, 256] [4, 44] [1, 1]
+// CHECK: %[[PT:.*]] = tensor.extract_slice %[[P]]#0[0, 0] [4, 44] [1, 1]
+// CHECK: %[[L:.*]]:2 = linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[TAIL]] : tensor<4x44xf32>) outs(%[[PT]], %{{.*}} : tensor<4x44xf64>, tensor<4x44xf64>)
+// CHECK: %[[S1:.*]] = tensor.insert_slice %[[L]]#0 into %[[P]]#0[0, 0] [4, 44] [1, 1]
+// CHECK: %[[LO:.*]] = tensor.extract_slice %[[S1]][0, 0] [4, 64] [1, 1]
+// CHECK: %[[HI:.*]] = tensor.extract_slice %[[S1]][0, 64] [4, 64] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[LO]], %[[HI]] : tensor<4x64xf64>, tensor<4x64xf64>)
+// CHECK: arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK-COUNT-5: linalg.generic {{.*}} outs(%{{.*}} : tensor<4x{{32|16|8|4|2}}xf64>)
+// CHECK: %[[T1:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x1xf64>)
+// CHECK: %[[SUM1:.*]] = tensor.collapse_shape %[[T1]] {{\[\[}}0, 1]] : tensor<4x1xf64> into tensor<4xf64>
+// CHECK: %[[SUM2:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x1xf64> into tensor<4xf64>
+// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[MAX]], %[[SUM1]], %[[SUM2]] :
 // CHECK: math.sqrt %{{.*}} : f64
 // CHECK: arith.constant 1.210000e+01 : f64
 // CHECK: arith.constant 1.220000e+01 : f64
@@ -103,7 +124,7 @@ func.func @lowrank_all_tail(%x: tensor<5x3xf32>) -> tensor<5x3xf32> {
 // CHECK: arith.divf
 // CHECK: linalg.index 0
 // CHECK: linalg.index 1
-// CHECK: arith.constant 8 : index
+// CHECK: arith.constant 300 : index
 // CHECK: arith.index_castui %{{.*}} : index to i32
 // CHECK: arith.uitofp
 // CHECK: arith.constant 5.96046448E-8 : f32
@@ -115,9 +136,9 @@ func.func @lowrank_all_tail(%x: tensor<5x3xf32>) -> tensor<5x3xf32> {
 // CHECK: arith.select
 // CHECK: arith.fptosi %{{.*}} : f32 to i8
 // CHECK: return %[[Q]], %[[SCALE]]
-func.func @quantize_sawb_stochastic(%x: tensor<4x8xf32>, %s: i64) -> (tensor<4x8xi8>, tensor<4xf32>) {
-  %q, %sc = hot.quantize %x bits 4 granularity per_row scale sawb rounding stochastic seed %s : tensor<4x8xf32> -> tensor<4x8xi8>, tensor<4xf32>
-  return %q, %sc : tensor<4x8xi8>, tensor<4xf32>
+func.func @quantize_sawb_stochastic(%x: tensor<4x300xf32>, %s: i64) -> (tensor<4x300xi8>, tensor<4xf32>) {
+  %q, %sc = hot.quantize %x bits 4 granularity per_row scale sawb rounding stochastic seed %s : tensor<4x300xf32> -> tensor<4x300xi8>, tensor<4xf32>
+  return %q, %sc : tensor<4x300xi8>, tensor<4xf32>
 }
 
 // -----
