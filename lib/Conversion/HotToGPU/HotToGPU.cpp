@@ -20,9 +20,9 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Iterators.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::hot {
 #define GEN_PASS_DEF_CONVERTHOTTOGPUPASS
@@ -31,6 +31,34 @@ namespace mlir::hot {
 
 using namespace mlir;
 using namespace mlir::hot;
+
+namespace {
+/// Remembers the producers of the operands of every op the lowering erases:
+/// once the kernels read through them (the element-type casts and reshapes
+/// of bf16/f16 graphs), they may be dead. Those, and no other op of the
+/// module, are erased at the end of the pass.
+struct OrphanTracker : RewriterBase::Listener {
+  llvm::SetVector<Operation *> candidates;
+
+  void notifyOperationErased(Operation *op) override {
+    candidates.remove(op);
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        candidates.insert(producer);
+  }
+
+  /// Erases the candidates that are dead, with their own producers that
+  /// become dead in turn; only ops on tensors.
+  void eraseDead(RewriterBase &rewriter) {
+    while (!candidates.empty()) {
+      Operation *op = candidates.pop_back_val();
+      if (isOpTriviallyDead(op) &&
+          llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+        rewriter.eraseOp(op); // Adds its producers (notifyOperationErased).
+    }
+  }
+};
+} // namespace
 
 namespace {
 
@@ -85,7 +113,8 @@ struct ConvertHotToGPUPass
 
     SmallVector<IntMatmulOp> matmuls;
     module.walk([&](IntMatmulOp op) { matmuls.push_back(op); });
-    IRRewriter rewriter(&getContext());
+    OrphanTracker orphans;
+    IRRewriter rewriter(&getContext(), &orphans);
     bool failedAny = false;
     OperandTransposes transposes;
     for (IntMatmulOp op : matmuls)
@@ -108,12 +137,8 @@ struct ConvertHotToGPUPass
     // The element-type casts and reshapes that the kernels read through
     // (bf16/f16 graphs) are dead now: erase them rather than leave them to
     // a later canonicalization, so that this pass's output has no stray
-    // f32 copies.
-    module.walk<WalkOrder::PostOrder, mlir::ReverseIterator>([&](Operation *op) {
-      if (isOpTriviallyDead(op) &&
-          llvm::all_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
-        rewriter.eraseOp(op);
-    });
+    // f32 copies. Dead ops the pass did not orphan stay.
+    orphans.eraseDead(rewriter);
   }
 };
 

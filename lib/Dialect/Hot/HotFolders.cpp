@@ -39,6 +39,13 @@ OpFoldResult LowRankOp::fold(FoldAdaptor adaptor) {
   // A block of one keeps its one component, scaled by 1/sqrt(1): the identity.
   if (getBlock() == 1 && getInput().getType() == getType())
     return getInput();
+  // With no full block along `dim`, every element is in the tail, which is
+  // appended unchanged: the identity too.
+  auto type = cast<RankedTensorType>(getInput().getType());
+  int64_t size = type.getDimSize(getDim());
+  if (getAllowTail() && !ShapedType::isDynamic(size) && size < getBlock() &&
+      type == getType())
+    return getInput();
   return {};
 }
 

@@ -129,3 +129,22 @@ func.func @not_fused(%a: tensor<8x48xi8>, %b: tensor<16x48xi8>, %s: tensor<f32>)
 // REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue{{$}}
 // REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue{{$}}
 
+
+// -----
+
+// Only the casts that the lowering leaves dead are erased: a dead op on
+// tensors that was dead before the pass is the user's (a canonicalization
+// may erase it), and stays.
+func.func @unrelated_dead(%x: tensor<8x64xbf16>, %y: tensor<4xf32>) -> (tensor<8x64xi8>, tensor<8xf32>) {
+  %unused = arith.addf %y, %y : tensor<4xf32>
+  %e = arith.extf %x : tensor<8x64xbf16> to tensor<8x64xf32>
+  %q, %s = hot.quantize %e bits 4 granularity per_row scale maxabs rounding nearest : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<8xf32>
+  return %q, %s : tensor<8x64xi8>, tensor<8xf32>
+}
+
+// CHECK-LABEL: func.func @unrelated_dead
+//       CHECK:   arith.addf %{{.*}}, %{{.*}} : tensor<4xf32>
+//   CHECK-NOT:   arith.extf
+//       CHECK:   gpu.launch_func
+//   CHECK-NOT:   arith.extf
+//       CHECK:   return

@@ -74,6 +74,22 @@ func.func @lowrank_block_one(%x: tensor<7x5xf32>) -> tensor<7x5xf32> {
 
 // -----
 
+// With fewer elements along `dim` than a block (4-token samples, block 16),
+// everything is the tail, appended unchanged: the identity. One full block
+// (16 tokens) is projected, so it stays.
+// CHECK-LABEL: func.func @lowrank_all_tail
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4x8xf32>, %[[Y:.*]]: tensor<2x16x8xf32>
+// CHECK: %[[P:.*]] = hot.lowrank %[[Y]] along 1 block 16 rank 8 allow_tail
+// CHECK-NOT: hot.lowrank
+// CHECK: return %[[X]], %[[P]]
+func.func @lowrank_all_tail(%x: tensor<2x4x8xf32>, %y: tensor<2x16x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x8x8xf32>) {
+  %0 = hot.lowrank %x along 1 block 16 rank 8 allow_tail : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
+  %1 = hot.lowrank %y along 1 block 16 rank 8 allow_tail : tensor<2x16x8xf32> -> tensor<2x8x8xf32>
+  return %0, %1 : tensor<2x4x8xf32>, tensor<2x8x8xf32>
+}
+
+// -----
+
 // The transform of zero is zero; of a nonzero constant it is not folded.
 // CHECK-LABEL: func.func @hadamard_constants
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<2x8xf32>
