@@ -223,13 +223,18 @@ def main():
             # products' epilogues store bf16 (no cast kernel may be left);
             # and that graph with the gw operands' transpose kernels (not
             # written K-major by their quantize kernels): whether the
-            # quantize kernels' 8-byte K-major stores beat them.
-            for suffix, extra, rewrite, dtype in (
-                    ("", "", "", "f32"),
-                    ("_unshared", " share-statistics=0", "", "f32"),
-                    ("_lqs", "", traffic.LQS, "f32"),
-                    ("_bf16", "", "", "bf16"),
-                    ("_bf16_transposed", " fuse-transposes=0", "", "bf16")):
+            # quantize kernels' 8-byte K-major stores beat them. On sm_90a,
+            # the bf16 graph with mma.sync products too: the layer's figure
+            # even if the wgmma kernel fails on the device.
+            layer_variants = [
+                ("", "", "", "f32"),
+                ("_unshared", " share-statistics=0", "", "f32"),
+                ("_lqs", "", traffic.LQS, "f32"),
+                ("_bf16", "", "", "bf16"),
+                ("_bf16_transposed", " fuse-transposes=0", "", "bf16")]
+            if args.chip == "sm_90a":
+                layer_variants.append(("_bf16_mma", " wgmma=0", "", "bf16"))
+            for suffix, extra, rewrite, dtype in layer_variants:
                 name = f"layer_{layer}{suffix}"
                 so = out / f"{name}.so"
                 pipeline = lower_to_nvvm + extra
