@@ -370,6 +370,54 @@ def AllocateManagedMemoryPass
 }
 
 //===----------------------------------------------------------------------===//
+// hot-gpu-async-launches
+//===----------------------------------------------------------------------===//
+
+def GpuAsyncLaunchesPass
+    : Pass<"hot-gpu-async-launches", "mlir::func::FuncOp"> {
+  let summary = "Launch a host function's kernels back to back on one stream, "
+                "with one host synchronization after them";
+  let description = [{
+    A synchronous `gpu.launch` or `gpu.launch_func` becomes, in upstream's
+    `gpu-to-llvm`, a stream of its own that the host waits for: a lowered
+    training step pays a host round trip per kernel. This pass makes the
+    kernels of each block one chain: the first launch of a run depends on a
+    `gpu.wait async` (a stream), each next launch on the one before (the same
+    stream, kernels in order as before), and a blocking `gpu.wait` ends the
+    run before the first op that may touch memory on the host (a load, a
+    call, a deallocation, a return) or the block's terminator. Ops without
+    memory effects (views, casts, constants) do not end a run.
+
+    The host-shared allocations of a block (`gpu.alloc host_shared` of a
+    static shape, which cannot be async) are moved first to before the
+    block's first launch, so that they do not cut it into runs of one
+    kernel; their buffers already live until the block's deallocations.
+    Launches that are already async are left alone, and end a run.
+
+    Example:
+
+    ```mlir
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+    %b = gpu.alloc host_shared () : memref<16xf32>
+    gpu.launch_func @k::@b blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%b : memref<16xf32>)
+    %v = memref.load %b[%c0] : memref<16xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %b = gpu.alloc host_shared () : memref<16xf32>
+    %t0 = gpu.wait async
+    %t1 = gpu.launch_func async [%t0] @k::@a blocks in ...
+    %t2 = gpu.launch_func async [%t1] @k::@b blocks in ... args(%b : memref<16xf32>)
+    gpu.wait [%t2]
+    %v = memref.load %b[%c0] : memref<16xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // convert-nvvm-to-simulator, hot-attach-simulator-target
 //===----------------------------------------------------------------------===//
 

@@ -71,6 +71,9 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
+  // The kernels back to back on one stream, one host synchronization after
+  // them, instead of one per launch.
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncLaunchesPass());
 
   // For the simulator, outline every kernel first so that each gpu.module
   // gets #hot.simulator before nvvm-attach-target appends #nvvm.target.

@@ -5,14 +5,18 @@
 // CPU: a C wrapper whose tensor results are caller-allocated trailing
 // descriptors, filled by a copy kernel from the step's managed buffer (freed
 // before returning). Without the options the result is returned, no wrapper.
+// Both kernels go on one stream, synchronized once after the second.
 
 // CHECK-LABEL: llvm.func @scale_rows
 // CHECK-SAME: %[[OUT:arg12]]: !llvm.ptr, %[[OUTA:arg13]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK: llvm.call @mgpuMemAlloc
 // CHECK: %[[TMP:.*]] = llvm.call @mgpuMemAlloc
-// CHECK: gpu.launch_func @scale_rows_kernel::@scale_rows_kernel
-// CHECK: gpu.launch_func @scale_rows_kernel_0::@scale_rows_kernel
+// CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel::@scale_rows_kernel
+// CHECK-NOT: mgpuStreamSynchronize
+// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel_0::@scale_rows_kernel
 // CHECK-SAME: args(%[[TMP]] : !llvm.ptr, %[[TMP]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUTA]] : !llvm.ptr,
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
 // CHECK: llvm.call @mgpuMemFree(%[[TMP]],
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @_mlir_ciface_scale_rows

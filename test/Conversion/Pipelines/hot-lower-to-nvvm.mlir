@@ -5,12 +5,14 @@
 
 // The generic kernel's iterations go to the threads of a block (tiled by
 // hot-tile-parallel-loops), here all 4 x 8 in one block.
-// LAUNCH: gpu.launch_func @add_constant_kernel::@add_constant_kernel blocks in (%c1, %c1, %c1) threads in (%c4, %c8, %c1)
+// LAUNCH: gpu.launch_func async [%{{.*}}] @add_constant_kernel::@add_constant_kernel blocks in (%c1, %c1, %c1) threads in (%c4, %c8, %c1)
 
 // Host code after the whole pipeline: every buffer a kernel sees is managed
 // memory (mgpuMemAlloc with isHostShared = 1, never malloc), and a constant
 // the kernel reads reaches it as a managed copy of the host global, made by a
 // host memcpy and freed after the launch; never the global's own address.
+// The launch goes on a stream that the host synchronizes once, after it
+// (hot-gpu-async-launches).
 
 // CHECK-NOT: llvm.call @malloc
 // CHECK-LABEL: llvm.func @add_constant
@@ -21,8 +23,11 @@
 // CHECK: %[[COPY:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %[[SHARED]])
 // CHECK: "llvm.intr.memcpy"(%[[COPY]], %[[SRC]], %{{.*}})
 // CHECK: %[[OUT:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %[[SHARED]])
-// CHECK: gpu.launch_func @add_constant_kernel::@add_constant_kernel
+// CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @add_constant_kernel::@add_constant_kernel
 // CHECK-SAME: args(%[[X]] : !llvm.ptr, %[[XA]] : !llvm.ptr, {{.*}}, %[[COPY]] : !llvm.ptr, %[[COPY]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUT]] : !llvm.ptr,
+// CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
+// CHECK: llvm.call @mgpuStreamDestroy(%[[STREAM]])
 // CHECK: llvm.call @mgpuMemFree(%[[COPY]],
 // CHECK-NOT: @mgpuMemFree(%[[OUT]]
 // CHECK: llvm.return

@@ -47,9 +47,9 @@
 // CHECK: ret;
 
 // HOST: llvm.func @gw(
-// HOST: gpu.launch_func @hot_kernels::@hot_int_mma_s8_48x40x112_t128x128x64_w64x32_s3_rescale10_f32
+// HOST: gpu.launch_func <%{{.*}} : !llvm.ptr> @hot_kernels::@hot_int_mma_s8_48x40x112_t128x128x64_w64x32_s3_rescale10_f32
 // HOST: llvm.func @gx(
-// HOST: gpu.launch_func @hot_kernels::@hot_int_mma_s4_197x32x32_t128x128x64_w64x32_s3_rescale10_f32
+// HOST: gpu.launch_func <%{{.*}} : !llvm.ptr> @hot_kernels::@hot_int_mma_s4_197x32x32_t128x128x64_w64x32_s3_rescale10_f32
 // HOST: gpu.binary @hot_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">
 
 func.func @gw(%qgy: tensor<101x48xi8>, %qx: tensor<101x40xi8>, %sgy: tensor<48xf32>, %sx: tensor<f32>) -> tensor<48x40xf32> {
