@@ -88,6 +88,9 @@ double takeKernelMs(size_t *count = nullptr,
 /// From libhot_cuda_runtime.so; calling it also keeps the library a
 /// dependency of this executable (the modules need its other functions).
 extern "C" void mgpuSetDefaultDevice(int32_t device);
+/// The runtime's: the timed calls give their results back to it, as a
+/// framework would, so that it can hand the blocks out again (its cache).
+extern "C" void mgpuMemFree(void *ptr, void *stream);
 
 //===----------------------------------------------------------------------===//
 // Interposed runtime entry points
@@ -352,7 +355,7 @@ std::vector<Row> runHotGemm(const HotModule *module, Operands &ops) {
       check.unwritten, [&] {
         MemRef<2> out;
         fn(&out, &a, &b);
-        CUDA_CHECK(cudaFree(out.allocated));
+        mgpuMemFree(out.allocated, nullptr);
       });
   // Which kernel this variant is (hot-opt's remark, kept by export.py).
   rows.back().note += "; " + module->get("kernel");
@@ -510,8 +513,8 @@ std::vector<Row> runHotLayer(const HotModule *module, const char *group,
                                    cx.unwritten + cw.unwritten, [&] {
                                      LayerResults r;
                                      fn(&r, &xm, &wm, &gym, 1234);
-                                     CUDA_CHECK(cudaFree(r.gx.allocated));
-                                     CUDA_CHECK(cudaFree(r.gw.allocated));
+                                     mgpuMemFree(r.gx.allocated, nullptr);
+                                     mgpuMemFree(r.gw.allocated, nullptr);
                                    });
   char note[128];
   std::snprintf(note, sizeof(note), "; %srel. error gx %.3g, gw %.3g",

@@ -98,10 +98,16 @@ HOT_CUDA_EXPORT void mgpuEventRecord(void *event, void *stream);
 
 /// Allocates `sizeBytes` of device memory, or of managed memory reachable from
 /// host and device when `isHostShared`; null for zero bytes or on failure.
+/// A block of the same size and kind that mgpuMemFree kept is handed out
+/// again, once the work queued before its free has run.
 HOT_CUDA_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                    bool isHostShared);
 
-/// Frees memory from mgpuMemAlloc (null is ignored).
+/// Frees memory from mgpuMemAlloc (null is ignored), in the order of
+/// `stream`: the block is kept for reuse (up to HOT_CUDA_CACHE_BYTES in all,
+/// 4 GiB by default; 0 keeps none), so that a step called again allocates
+/// nothing and its kernels touch pages already on the device. Other memory is
+/// given to cuMemFree.
 HOT_CUDA_EXPORT void mgpuMemFree(void *ptr, void *stream);
 
 /// Copies `sizeBytes` between any two addresses (unified addressing) on

@@ -4,14 +4,63 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BlockCache.h"
 #include "Support.h"
 #include "hot/Runtime/CudaRuntime.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <unordered_map>
 
 using namespace hot::cuda;
 
 namespace {
 CUdeviceptr devicePointer(void *ptr) {
   return reinterpret_cast<CUdeviceptr>(ptr);
+}
+
+/// HOT_CUDA_CACHE_BYTES, or 4 GiB: how much freed memory is kept for reuse
+/// (0: none, every free is a cuMemFree).
+uint64_t cacheCapacity() {
+  const char *value = std::getenv("HOT_CUDA_CACHE_BYTES");
+  return value ? std::strtoull(value, nullptr, 10) : uint64_t(4) << 30;
+}
+
+/// The blocks mgpuMemAlloc handed out and mgpuMemFree has not taken back
+/// (their size and kind), and the freed ones kept for reuse (BlockCache.h).
+struct Allocations {
+  struct Live {
+    uint64_t bytes;
+    bool managed;
+  };
+  std::mutex mutex;
+  std::unordered_map<void *, Live> live;
+  BlockCache cache{cacheCapacity()};
+};
+
+Allocations &allocations() {
+  // Never destroyed: see StreamPool.
+  static Allocations *state = new Allocations();
+  return *state;
+}
+
+bool eventDone(void *event) {
+  return cuEventQuery(static_cast<CUevent>(event)) == CUDA_SUCCESS;
+}
+
+/// Frees blocks dropped from the cache, with their events.
+void freeBlocks(const std::vector<CachedBlock> &blocks) {
+  for (const CachedBlock &block : blocks) {
+    if (block.event)
+      HOT_CUDA_CHECK(cuEventDestroy(static_cast<CUevent>(block.event)));
+    HOT_CUDA_CHECK(cuMemFree(devicePointer(block.pointer)));
+  }
+}
+
+CUcontext currentContext() {
+  CUcontext context = nullptr;
+  HOT_CUDA_CHECK(cuCtxGetCurrent(&context));
+  return context;
 }
 } // namespace
 
@@ -24,22 +73,86 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   ContextGuard guard(__func__);
   if (!guard.ok())
     fatal(__func__, "no CUDA context, cannot continue");
+  CUcontext context = currentContext();
+  Allocations &state = allocations();
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    CachedBlock block;
+    if (state.cache.take(context, isHostShared, sizeBytes, eventDone, block)) {
+      if (block.event)
+        HOT_CUDA_CHECK(cuEventDestroy(static_cast<CUevent>(block.event)));
+      state.live[block.pointer] = {sizeBytes, isHostShared};
+      return block.pointer;
+    }
+  }
   CUdeviceptr ptr = 0;
-  bool ok = isHostShared ? HOT_CUDA_CHECK(cuMemAllocManaged(
-                               &ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL))
-                         : HOT_CUDA_CHECK(cuMemAlloc(&ptr, sizeBytes));
-  if (ok)
+  auto allocate = [&] {
+    return isHostShared
+               ? cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)
+               : cuMemAlloc(&ptr, sizeBytes);
+  };
+  CUresult result = allocate();
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) {
+    // The cached blocks go back to the driver (once their work is done), and
+    // the allocation is tried again.
+    std::vector<CachedBlock> released;
+    {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      released = state.cache.release(context);
+    }
+    HOT_CUDA_CHECK(cuCtxSynchronize());
+    freeBlocks(released);
+    result = allocate();
+  }
+  if (HOT_CUDA_CHECK(result)) {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.live[reinterpret_cast<void *>(ptr)] = {sizeBytes, isHostShared};
     return reinterpret_cast<void *>(ptr);
+  }
   // Generated code uses the memref unconditionally: stop here, with a
   // message, rather than crash later on a null pointer.
   fatal(__func__, "no memory, cannot continue");
 }
 
-extern "C" void mgpuMemFree(void *ptr, void * /*stream*/) {
+extern "C" void mgpuMemFree(void *ptr, void *stream) {
   if (!ptr)
     return;
   ContextGuard guard(__func__);
-  HOT_CUDA_CHECK(cuMemFree(devicePointer(ptr)));
+  Allocations &state = allocations();
+  CachedBlock block{currentContext(), false, 0, ptr, nullptr};
+  bool ours = false;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    auto it = state.live.find(ptr);
+    if (it != state.live.end()) {
+      block.managed = it->second.managed;
+      block.bytes = it->second.bytes;
+      state.live.erase(it);
+      ours = true;
+    }
+  }
+  if (!ours) {
+    HOT_CUDA_CHECK(cuMemFree(devicePointer(ptr)));
+    return;
+  }
+  // Reusable once the work queued on `stream` before this free has run;
+  // without a stream, after everything queued (what cuMemFree waits for).
+  if (stream) {
+    CUevent event = nullptr;
+    if (HOT_CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)) &&
+        HOT_CUDA_CHECK(cuEventRecord(event, static_cast<CUstream>(stream))))
+      block.event = event;
+    else if (!HOT_CUDA_CHECK(cuCtxSynchronize()))
+      return; // Not reusable safely: leaked rather than reused too early.
+  } else if (!HOT_CUDA_CHECK(cuCtxSynchronize())) {
+    return;
+  }
+  std::vector<CachedBlock> evicted;
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    evicted = state.cache.give(block);
+  }
+  freeBlocks(evicted);
 }
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
