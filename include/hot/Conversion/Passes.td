@@ -385,8 +385,11 @@ def GpuAsyncLaunchesPass
     `gpu.wait async` (a stream), each next launch on the one before (the same
     stream, kernels in order as before), and a blocking `gpu.wait` ends the
     run before the first op that may touch memory on the host (a load, a
-    call, a deallocation, a return) or the block's terminator. Ops without
-    memory effects (views, casts, constants) do not end a run.
+    call, a return) or the block's terminator. Ops without memory effects
+    (views, casts, constants) do not end a run. The frees that
+    `hot-allocate-managed-memory` makes after a run (each a `gpu.wait async`,
+    a `gpu.dealloc async` and a blocking `gpu.wait`) join it: freed in stream
+    order after the kernels, without a stream and a host wait of their own.
 
     The host-shared allocations of a block (`gpu.alloc host_shared` of a
     static shape, which cannot be async) are moved first to before the
@@ -413,6 +416,10 @@ def GpuAsyncLaunchesPass
     gpu.wait [%t2]
     %v = memref.load %b[%c0] : memref<16xf32>
     ```
+
+    A lowered layer step (`bench/gpu/export.py`'s `layer_fc1_bf16`) makes one
+    host synchronization instead of 26: 11 launches and 15 frees on one
+    stream.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }

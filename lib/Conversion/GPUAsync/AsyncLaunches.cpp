@@ -60,7 +60,28 @@ Value makeAsync(OpBuilder &builder, Operation *op, Value token) {
   return async->getResult(0);
 }
 
-/// Chains the launches of `block` (see Passes.td).
+/// The free of hot-allocate-managed-memory when `op` starts one:
+/// `%t = gpu.wait async`, then right after it `%d = gpu.dealloc async [%t]`,
+/// then `gpu.wait [%d]`. Returns the dealloc.
+gpu::DeallocOp getStandaloneDealloc(Operation *op) {
+  auto start = dyn_cast<gpu::WaitOp>(op);
+  if (!start || !start.getAsyncToken() || !start.getAsyncDependencies().empty())
+    return {};
+  auto dealloc = dyn_cast_or_null<gpu::DeallocOp>(op->getNextNode());
+  if (!dealloc || dealloc.getAsyncDependencies().size() != 1 ||
+      dealloc.getAsyncDependencies()[0] != start.getAsyncToken() ||
+      !start.getAsyncToken().hasOneUse() || !dealloc.getAsyncToken() ||
+      !dealloc.getAsyncToken().hasOneUse())
+    return {};
+  auto end = dyn_cast_or_null<gpu::WaitOp>(dealloc->getNextNode());
+  if (!end || end.getAsyncToken() || end.getAsyncDependencies().size() != 1 ||
+      end.getAsyncDependencies()[0] != dealloc.getAsyncToken())
+    return {};
+  return dealloc;
+}
+
+/// Chains the launches of `block`, and the frees that follow them
+/// (see Passes.td).
 void chainLaunches(Block &block) {
   Operation *firstLaunch = nullptr;
   for (Operation &op : block)
@@ -77,7 +98,24 @@ void chainLaunches(Block &block) {
 
   OpBuilder builder(block.getParentOp()->getContext());
   Value token;
+  // The frees taken into a chain, and their blocking waits, erased after
+  // the walk.
+  llvm::SmallPtrSet<Operation *, 8> chained;
+  SmallVector<Operation *> erased;
   for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (chained.contains(&op))
+      continue;
+    if (gpu::DeallocOp dealloc = token ? getStandaloneDealloc(&op) : nullptr) {
+      // Freed in the chain's order, after its kernels, without a stream and
+      // a host synchronization of its own.
+      Operation *end = dealloc->getNextNode();
+      dealloc.getAsyncDependenciesMutable().assign(token);
+      token = dealloc.getAsyncToken();
+      chained.insert(dealloc);
+      chained.insert(end);
+      erased.append({end, &op});
+      continue;
+    }
     if (isSyncLaunch(&op)) {
       if (!token) {
         builder.setInsertionPoint(&op);
@@ -96,6 +134,8 @@ void chainLaunches(Block &block) {
     gpu::WaitOp::create(builder, op.getLoc(), Type(), ValueRange{token});
     token = Value();
   }
+  for (Operation *op : erased)
+    op->erase();
 }
 
 struct GpuAsyncLaunchesPass

@@ -109,3 +109,40 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// The frees of hot-allocate-managed-memory after the launches (each a
+// `gpu.wait async`, a `gpu.dealloc async` and a blocking `gpu.wait`) join the
+// chain: freed in stream order after the kernels, one host wait at the end. A
+// free with no launch before it keeps its own stream.
+// CHECK-LABEL: func.func @frees
+//       CHECK:   %[[A:.*]] = gpu.alloc  host_shared () : memref<16xf32>
+//       CHECK:   %[[B:.*]] = gpu.alloc  host_shared () : memref<16xf32>
+//       CHECK:   %[[W0:.*]] = gpu.wait async
+//       CHECK:   %[[D0:.*]] = gpu.dealloc async [%[[W0]]] %[[B]]
+//       CHECK:   gpu.wait [%[[D0]]]
+//       CHECK:   %[[T0:.*]] = gpu.wait async
+//       CHECK:   %[[T1:.*]] = gpu.launch_func async [%[[T0]]] @k::@a
+//  CHECK-NEXT:   %[[T2:.*]] = gpu.dealloc async [%[[T1]]] %[[A]]
+//  CHECK-NEXT:   gpu.wait [%[[T2]]]
+//  CHECK-NEXT:   return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%m: memref<16xf32>) kernel { gpu.return }
+  }
+  func.func @frees() {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %a = gpu.alloc host_shared () : memref<16xf32>
+    %b = gpu.alloc host_shared () : memref<16xf32>
+    %w0 = gpu.wait async
+    %d0 = gpu.dealloc async [%w0] %b : memref<16xf32>
+    gpu.wait [%d0]
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1) args(%a : memref<16xf32>)
+    %w1 = gpu.wait async
+    %d1 = gpu.dealloc async [%w1] %a : memref<16xf32>
+    gpu.wait [%d1]
+    return
+  }
+}

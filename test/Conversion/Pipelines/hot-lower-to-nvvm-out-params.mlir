@@ -5,7 +5,7 @@
 // CPU: a C wrapper whose tensor results are caller-allocated trailing
 // descriptors, filled by a copy kernel from the step's managed buffer (freed
 // before returning). Without the options the result is returned, no wrapper.
-// Both kernels go on one stream, synchronized once after the second.
+// Both kernels and the frees go on one stream, synchronized once at the end.
 
 // CHECK-LABEL: llvm.func @scale_rows
 // CHECK-SAME: %[[OUT:arg12]]: !llvm.ptr, %[[OUTA:arg13]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
@@ -16,8 +16,8 @@
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel_0::@scale_rows_kernel
 // CHECK-SAME: args(%[[TMP]] : !llvm.ptr, %[[TMP]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUTA]] : !llvm.ptr,
+// CHECK: llvm.call @mgpuMemFree(%[[TMP]], %[[STREAM]])
 // CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
-// CHECK: llvm.call @mgpuMemFree(%[[TMP]],
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @_mlir_ciface_scale_rows
 // CHECK-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)

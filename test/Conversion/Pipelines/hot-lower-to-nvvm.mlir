@@ -11,8 +11,8 @@
 // memory (mgpuMemAlloc with isHostShared = 1, never malloc), and a constant
 // the kernel reads reaches it as a managed copy of the host global, made by a
 // host memcpy and freed after the launch; never the global's own address.
-// The launch goes on a stream that the host synchronizes once, after it
-// (hot-gpu-async-launches).
+// The launch and the free after it go on a stream that the host synchronizes
+// once, at the end (hot-gpu-async-launches).
 
 // CHECK-NOT: llvm.call @malloc
 // CHECK-LABEL: llvm.func @add_constant
@@ -26,9 +26,9 @@
 // CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
 // CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @add_constant_kernel::@add_constant_kernel
 // CHECK-SAME: args(%[[X]] : !llvm.ptr, %[[XA]] : !llvm.ptr, {{.*}}, %[[COPY]] : !llvm.ptr, %[[COPY]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUT]] : !llvm.ptr,
+// CHECK: llvm.call @mgpuMemFree(%[[COPY]], %[[STREAM]])
 // CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
 // CHECK: llvm.call @mgpuStreamDestroy(%[[STREAM]])
-// CHECK: llvm.call @mgpuMemFree(%[[COPY]],
 // CHECK-NOT: @mgpuMemFree(%[[OUT]]
 // CHECK: llvm.return
 // CHECK-NOT: llvm.call @malloc
