@@ -477,6 +477,9 @@ def AttachSimulatorTargetPass
     Option<"optLevel", "O", "unsigned", /*default=*/"2",
            "Optimization level of the host compiler">,
   ];
+  // #hot.simulator lives in the hot dialect, which a pipeline of upstream
+  // passes does not load.
+  let dependentDialects = ["mlir::hot::HotDialect"];
 }
 
 #endif // HOT_CONVERSION_PASSES_TD

@@ -26,6 +26,10 @@ namespace hot::simulator {
 
 /// Name prefix of the exported launch function of each kernel.
 inline constexpr const char *kLaunchPrefix = "__hotsim_launch_";
+/// Name prefix of the exported parameter sizes of each kernel: a `uint64_t`
+/// array, its count first, then each parameter's size in bytes, so that the
+/// runtime can copy a launch's arguments and run it later, in stream order.
+inline constexpr const char *kParamSizesPrefix = "__hotsim_param_sizes_";
 /// Name of the exported static shared memory size of a kernel module.
 inline constexpr const char *kStaticSharedSymbol =
     "__hotsim_static_shared_bytes";

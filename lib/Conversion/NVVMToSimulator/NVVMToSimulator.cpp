@@ -430,7 +430,8 @@ uint64_t placeSharedMemory(Operation *symbolTable) {
   return staticBytes;
 }
 
-/// Adds the exported `__hotsim_launch_<name>(ptr params)` of `kernel`.
+/// Adds the exported `__hotsim_launch_<name>(ptr params)` of `kernel` and its
+/// `__hotsim_param_sizes_<name>`.
 void addLaunchFunction(LLVM::LLVMFuncOp kernel) {
   OpBuilder b(kernel);
   b.setInsertionPointAfter(kernel);
@@ -451,6 +452,21 @@ void addLaunchFunction(LLVM::LLVMFuncOp kernel) {
   }
   LLVM::CallOp::create(b, loc, kernel, args);
   LLVM::ReturnOp::create(b, loc, ValueRange());
+
+  // The parameters' sizes: the runtime copies a launch's arguments to run it
+  // later, when its stream is synchronized.
+  DataLayout layout = DataLayout::closest(kernel);
+  SmallVector<int64_t> sizes{int64_t(kernel.getFunctionType().getNumParams())};
+  for (Type type : kernel.getFunctionType().getParams())
+    sizes.push_back(int64_t(layout.getTypeSize(type)));
+  b.setInsertionPointAfter(launch);
+  auto sizesType =
+      RankedTensorType::get({int64_t(sizes.size())}, b.getI64Type());
+  LLVM::GlobalOp::create(b, loc,
+                         LLVM::LLVMArrayType::get(b.getI64Type(), sizes.size()),
+                         /*isConstant=*/true, LLVM::Linkage::External,
+                         (sim::kParamSizesPrefix + kernel.getSymName()).str(),
+                         DenseElementsAttr::get(sizesType, ArrayRef(sizes)));
 }
 
 /// Whether `name` is defined by libhot_simulator_runtime.so.

@@ -43,8 +43,8 @@ OpFoldResult LowRankOp::fold(FoldAdaptor adaptor) {
   // appended unchanged: the identity too.
   auto type = cast<RankedTensorType>(getInput().getType());
   int64_t size = type.getDimSize(getDim());
-  if (getAllowTail() && !ShapedType::isDynamic(size) && size < getBlock() &&
-      type == getType())
+  if (getAllowTail() && !ShapedType::isDynamic(size) &&
+      size < int64_t(getBlock()) && type == getType())
     return getInput();
   return {};
 }

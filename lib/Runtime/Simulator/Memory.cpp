@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Streams.h"
 #include "Support.h"
 #include "hot/Runtime/SimulatorRuntime.h"
 
@@ -37,23 +38,30 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
                          static_cast<unsigned long long>(sizeBytes)));
 }
 
-extern "C" void mgpuMemFree(void *ptr, void * /*stream*/) { std::free(ptr); }
+// Frees, copies and sets come after what their stream has queued.
+extern "C" void mgpuMemFree(void *ptr, void *stream) {
+  flushStream(stream);
+  std::free(ptr);
+}
 
 extern "C" void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
-                           void * /*stream*/) {
+                           void *stream) {
+  flushStream(stream);
   if (sizeBytes != 0)
     std::memmove(dst, src, sizeBytes);
 }
 
 extern "C" void mgpuMemset32(void *dst, unsigned int value, size_t count,
-                             void * /*stream*/) {
+                             void *stream) {
+  flushStream(stream);
   auto *words = static_cast<char *>(dst);
   for (size_t i = 0; i < count; ++i)
     std::memcpy(words + i * sizeof(value), &value, sizeof(value));
 }
 
 extern "C" void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                             void * /*stream*/) {
+                             void *stream) {
+  flushStream(stream);
   auto *words = static_cast<char *>(dst);
   for (size_t i = 0; i < count; ++i)
     std::memcpy(words + i * sizeof(value), &value, sizeof(value));

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Scheduler.h"
+#include "Streams.h"
 #include "Support.h"
 #include "hot/Runtime/SimulatorRuntime.h"
 
@@ -141,6 +142,8 @@ extern "C" void *mgpuModuleLoadJIT(void * /*data*/, int /*optLevel*/) {
 extern "C" void mgpuModuleUnload(void *module) {
   if (!module)
     return;
+  // Queued launches may run this module's kernels.
+  flushAllStreams();
   auto *loaded = static_cast<Module *>(module);
   if (dlclose(loaded->handle) != 0)
     reportError(__func__, dlerror());
@@ -169,17 +172,24 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
                                  name, symbol.c_str()));
     return nullptr;
   }
-  loaded->kernels.push_back(std::make_unique<Kernel>(
+  auto kernel = std::make_unique<Kernel>(
       Kernel{reinterpret_cast<void (*)(void **)>(entry), name,
-             loaded->staticSharedBytes}));
+             loaded->staticSharedBytes});
+  std::string sizesSymbol = kParamSizesPrefix + std::string(name);
+  if (auto *sizes = static_cast<const uint64_t *>(
+          dlsym(loaded->handle, sizesSymbol.c_str()))) {
+    kernel->paramSizes.assign(sizes + 1, sizes + 1 + sizes[0]);
+    kernel->sized = true;
+  }
+  loaded->kernels.push_back(std::move(kernel));
   return loaded->kernels.back().get();
 }
 
 extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  intptr_t gridZ, intptr_t blockX,
                                  intptr_t blockY, intptr_t blockZ, int32_t smem,
-                                 void * /*stream*/, void **params, void **extra,
-                                 size_t /*paramsCount*/) {
+                                 void *stream, void **params, void **extra,
+                                 size_t paramsCount) {
   if (!function) {
     reportError(__func__, "no kernel");
     return;
@@ -201,8 +211,9 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                  static_cast<int32_t>(blockZ)},
                 smem,
                 params};
-  // Errors are reported where they happen; the next launch starts afresh.
-  runLaunch(launch);
+  // In stream order; errors are reported where they happen, and the next
+  // launch starts afresh.
+  enqueueLaunch(stream, launch, paramsCount);
 }
 
 /// A plain launch: the runtime's ABI has no cluster operations (distributed
@@ -227,6 +238,9 @@ extern "C" void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
                static_cast<long long>(clusterZ)));
     return;
   }
+  // The upstream ABI passes no parameter count here: the kernel's own.
+  const auto *kernel = static_cast<const Kernel *>(function);
+  size_t paramsCount = kernel && kernel->sized ? kernel->paramSizes.size() : 0;
   mgpuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY, blockZ, smem,
-                   stream, params, extra, /*paramsCount=*/0);
+                   stream, params, extra, paramsCount);
 }

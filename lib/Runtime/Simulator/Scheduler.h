@@ -95,6 +95,10 @@ struct Kernel {
   void (*entry)(void **params);
   std::string name;
   uint64_t staticSharedBytes;
+  /// Each parameter's size in bytes, when the module exports them
+  /// (`sized`): what a launch queued on a stream copies.
+  std::vector<uint64_t> paramSizes = {};
+  bool sized = false;
 };
 
 struct Launch {
