@@ -240,7 +240,7 @@ std::vector<Row> stepRows(const HotModule *module, const std::string &group,
   w.relError = k.relError = relError;
   w.unwritten = k.unwritten = unwritten;
   k.note = std::to_string(count) + " launches";
-  w.note = "incl. managed allocations, a (pooled) stream per launch";
+  w.note = "incl. allocations (cached blocks after the warm-up), one stream and one host sync";
   return {w, k};
 }
 } // namespace
