@@ -3,7 +3,6 @@ hadamard + quantize kernels against, bit for bit) agrees bit for bit with python
 (docs/numerics.md): q and scales, per row and per tensor, stochastic rounding with several seeds
 (negative and above 2^32 included), an all-zero row and a NaN row."""
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -36,16 +35,8 @@ int main(int argc, char **argv) {
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    cxx = shutil.which("c++") or shutil.which("clang++-22")
-    if cxx is None:
-        pytest.skip("no C++ compiler")
-    work = tmp_path_factory.mktemp("hq_reference")
-    (work / "driver.cpp").write_text(DRIVER)
-    exe = work / "driver"
-    subprocess.run([cxx, "-O2", "-std=c++17", f"-I{HEADER.parent}", str(work / "driver.cpp"),
-                    "-o", str(exe)], check=True)
-    return exe
+def driver(host_program):
+    return host_program("hq_reference", DRIVER, includes=[HEADER.parent], flags=["-O2"])
 
 
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])

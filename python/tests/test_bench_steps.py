@@ -4,7 +4,6 @@ that faults, hangs or fails a CUDA call costs its own rows only. Checked here wi
 a hang each fail their own step alone, a failed setup fails every step, and steps past the total
 limit are reported as not run."""
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -99,16 +98,8 @@ int main(int argc, char **argv) {
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    cxx = shutil.which("c++") or shutil.which("clang++-22")
-    if cxx is None:
-        pytest.skip("no C++ compiler")
-    work = tmp_path_factory.mktemp("bench_steps")
-    (work / "driver.cpp").write_text(DRIVER)
-    exe = work / "driver"
-    subprocess.run([cxx, "-O1", "-std=c++17", f"-I{SRC}", str(work / "driver.cpp"),
-                    str(SRC / "steps.cpp"), str(SRC / "table.cpp"), "-o", str(exe)], check=True)
-    return exe
+def driver(host_program):
+    return host_program("bench_steps", DRIVER, [SRC / "steps.cpp", SRC / "table.cpp"], [SRC])
 
 
 def run(driver, mode):

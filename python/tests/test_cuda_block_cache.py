@@ -4,7 +4,6 @@ reused only for the same context, kind and exact size, and only once its event i
 oldest goes first; the capacity evicts oldest first; a block over the capacity (or a capacity
 of 0) is not kept; release() gives back one context's blocks."""
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -81,16 +80,9 @@ int main() {
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    cxx = shutil.which("c++") or shutil.which("clang++-22")
-    if cxx is None:
-        pytest.skip("no C++ compiler")
-    work = tmp_path_factory.mktemp("block_cache")
-    (work / "driver.cpp").write_text(DRIVER)
-    exe = work / "driver"
-    subprocess.run([cxx, "-O1", "-std=c++17", "-Wall", "-Werror", f"-I{HEADER.parent}",
-                    str(work / "driver.cpp"), "-o", str(exe)], check=True)
-    return exe
+def driver(host_program):
+    return host_program("block_cache", DRIVER, includes=[HEADER.parent],
+                        flags=["-Wall", "-Werror"])
 
 
 def test_block_cache(driver):

@@ -78,6 +78,16 @@ Row failureRow(const std::string &group, const std::string &shape,
   return r;
 }
 
+/// The row of a product or layer that export.py made no module for.
+Row notBuilt(const std::string &group, const std::string &shape) {
+  Row r;
+  r.group = group;
+  r.shape = shape;
+  r.impl = "hot (bench/gpu/export.py)";
+  r.note = "not built";
+  return r;
+}
+
 /// ViT-B: (out, in) features of the four linear layers of a block.
 struct Layer {
   const char *name;
@@ -245,14 +255,8 @@ int main(int argc, char **argv) {
       double int8Ms = int8.empty() ? -1 : int8[0].ms;
       for (size_t step : product.hot)
         append(step, s.name, shapeString(s));
-      if (product.hot.empty() && &product != &plan.products[1]) {
-        Row r;
-        r.group = s.name;
-        r.shape = shapeString(s);
-        r.impl = "hot (bench/gpu/export.py)";
-        r.note = "not built";
-        rows.push_back(r);
-      }
+      if (product.hot.empty() && &product != &plan.products[1])
+        rows.push_back(notBuilt(s.name, shapeString(s)));
       for (size_t i = first; i < rows.size(); ++i)
         if (int8Ms > 0 && rows[i].ms > 0)
           rows[i].vsInt8 = int8Ms / rows[i].ms;
@@ -272,14 +276,8 @@ int main(int argc, char **argv) {
     }
     for (size_t step : plan.quantizes)
       append(step, plan.layer->name + std::string(" hadamard+quantize"), "-");
-    if (plan.layers.empty()) {
-      Row r;
-      r.group = group;
-      r.shape = shape;
-      r.impl = "hot (bench/gpu/export.py)";
-      r.note = "not built";
-      rows.push_back(r);
-    }
+    if (plan.layers.empty())
+      rows.push_back(notBuilt(group, shape));
     for (size_t step : plan.layers) {
       size_t first = rows.size();
       append(step, group, shape);

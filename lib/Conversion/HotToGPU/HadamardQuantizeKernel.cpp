@@ -123,6 +123,11 @@ private:
   Value partialsMax(Value partials);
   /// `value` of lane `src` (gpu.shuffle idx), for f32 or (as two i32) f64.
   Value fromLane(Value value, Value src);
+  /// value + (value of lane `lane xor mask`): one step of a shuffle tree.
+  Value addFromLaneXor(Value value, int64_t mask) {
+    Value partner = arith::XOrIOp::create(b, lane, cst(mask));
+    return arith::AddFOp::create(b, value, fromLane(value, partner));
+  }
   /// SAWB's scale from a group's max|y| and f64 sums (docs/numerics.md; the
   /// CPU path's operations).
   Value sawbScale(Value max, Value sum, Value sumOfSquares, int64_t size);
@@ -181,9 +186,9 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
           row, add(loop.getInductionVar(), sub * chunkElements()), active,
           spec.n % step != 0);
       m = emitAbsMax(b, ys, m);
+      if (!spec.sawb)
+        continue;
       for (auto [e, y] : llvm::enumerate(ys)) {
-        if (!spec.sawb)
-          break;
         Value y64 = arith::ExtFOp::create(b, b.getF64Type(), y);
         int64_t slot = sub * width + int64_t(e);
         sums[slot] =
@@ -217,11 +222,9 @@ Value HadamardQuantizeEmitter::treeSum(ArrayRef<Value> slotValues) {
   constexpr int64_t laneBits = 5;
   for (int64_t bit = llvm::Log2_64(kSawbRowPartials) - 1; bit >= 0; --bit) {
     if (bit >= valueBits && bit < valueBits + laneBits) {
-      Value partner =
-          arith::XOrIOp::create(b, lane, cst(int64_t(1) << (bit - valueBits)));
       for (int64_t slot = 0; slot < spec.vectorWidth; ++slot)
-        slots[slot] = arith::AddFOp::create(b, slots[slot],
-                                            fromLane(slots[slot], partner));
+        slots[slot] =
+            addFromLaneXor(slots[slot], int64_t(1) << (bit - valueBits));
       continue;
     }
     // A value bit, or a sub-chunk bit (slot bit `bit - laneBits`).
@@ -302,9 +305,8 @@ std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
   }
   Value s1 = loop.getResult(0), s2 = loop.getResult(1);
   for (int64_t h = kWarpSize / 2; h >= 1; h /= 2) {
-    Value partner = arith::XOrIOp::create(b, lane, cst(h));
-    s1 = arith::AddFOp::create(b, s1, fromLane(s1, partner));
-    s2 = arith::AddFOp::create(b, s2, fromLane(s2, partner));
+    s1 = addFromLaneXor(s1, h);
+    s2 = addFromLaneXor(s2, h);
   }
   return {s1, s2};
 }
