@@ -157,18 +157,19 @@ UPSTREAM_CPU_PIPELINE: list[str] = [
 HOT_CPU_PIPELINE: list[str] = ["--hot-lower-to-cpu"]
 
 
-def cuda_pipeline(chip: str = "sm_90", format: str = "fatbin") -> list[str]:
+def cuda_pipeline(chip: str = "sm_90", format: str = "fatbin", options: str = "") -> list[str]:
     """hot-opt's ``--hot-lower-to-nvvm`` with the calling convention of the CPU path (C
-    wrappers, tensor results as caller-allocated out-params)."""
+    wrappers, tensor results as caller-allocated out-params); ``options``: more of the
+    pipeline's options (``"split-k=2"``, ...)."""
     return [f"--hot-lower-to-nvvm=chip={chip} format={format} c-interface=1 "
-            "results-to-out-params=1"]
+            f"results-to-out-params=1{' ' + options if options else ''}"]
 
 
-def simulator_pipeline(chip: str = "sm_80") -> list[str]:
+def simulator_pipeline(chip: str = "sm_80", options: str = "") -> list[str]:
     """``cuda_pipeline(chip)`` with every gpu.module also compiled for the SIMT simulator, whose
     object is the one embedded (the PTX is generated too; no ptxas run)."""
     return [f"--hot-lower-to-nvvm=chip={chip} format=isa simulator=1 c-interface=1 "
-            "results-to-out-params=1"]
+            f"results-to-out-params=1{' ' + options if options else ''}"]
 
 
 CLANG_FLAGS: list[str] = ["-O2", "-shared", "-fPIC", "-Wno-override-module"]

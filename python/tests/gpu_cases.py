@@ -94,13 +94,16 @@ def device_or_skip(target="cuda", capability=SIMULATED_CAPABILITY):
     return Device("cuda", tuple(capability))
 
 
-def compile_gpu(text, device, tmp_path, chip=None):
-    """``text`` compiled for ``chip`` (default: the device's) and loaded on ``device``. On a
-    GPU, built from hot-opt here, or taken from ``$HOT_PREBUILT_DIR`` where there is no
-    hot-opt; when prebuilding, built (and copied there) and the test skipped."""
+def compile_gpu(text, device, tmp_path, chip=None, options=""):
+    """``text`` compiled for ``chip`` (default: the device's), with more hot-lower-to-nvvm
+    ``options``, and loaded on ``device``. On a GPU, built from hot-opt here, or taken from
+    ``$HOT_PREBUILT_DIR`` where there is no hot-opt; when prebuilding, built (and copied there)
+    and the test skipped."""
     chip = chip or _chip(device)
     if device.target == "simulator":
-        return runner.compile_module(text, target="simulator", chip=chip, cache_dir=tmp_path)
+        return runner.compile_module(text, target="simulator", chip=chip, cache_dir=tmp_path,
+                                     pipeline=runner.simulator_pipeline(chip, options))
+    pipeline = runner.cuda_pipeline(chip, options=options) if options else None
     if runner.find_hot_opt() is None and not os.environ.get(runner.PREBUILT_ENV):
         pytest.skip("hot-opt not found (set HOT_OPT, or HOT_PREBUILT_DIR to prebuilt "
                     "libraries)")
@@ -109,9 +112,11 @@ def compile_gpu(text, device, tmp_path, chip=None):
     if PREBUILD:
         if not os.environ.get(runner.PREBUILT_ENV):
             pytest.fail(f"HOT_GPU_PREBUILD=1 needs ${runner.PREBUILT_ENV}", pytrace=False)
-        runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path, load=False)
+        runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path, load=False,
+                              pipeline=pipeline)
         pytest.skip(f"prebuilt for {chip} into ${runner.PREBUILT_ENV}")
-    return runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path)
+    return runner.compile_module(text, target="cuda", chip=chip, cache_dir=tmp_path,
+                                 pipeline=pipeline)
 
 
 def _chip(device):
@@ -346,6 +351,8 @@ def check_quantize_pair(compile, m, n, block, granularity, product=False):
 # a linalg.generic). The GPU lowering reads the narrow tensors in its transform kernels and
 # truncates in the products' epilogues: no f32 copy of gy, x or W is made.
 NARROW_LAYER_SHAPES = [(2, 37, 40, 48), (3, 16, 24, 64)]
+# A layer whose gw product has a K long enough to split: 4 x 101 projected tokens.
+SPLIT_K_LAYER_SHAPE = (4, 197, 40, 48)
 # (gx, gw) scale granularities: the defaults, and LQS's finer choices.
 NARROW_LAYER_GRANULARITIES = [("per_tensor", "per_tensor"), ("per_row", "per_col")]
 

@@ -11,6 +11,9 @@ numpy reference (which the CPU path equals: test_ops_execution.py), on two devic
 On a GPU machine without LLVM, the libraries come from $HOT_PREBUILT_DIR, built here by
 bench/gpu/prebuild-tests.sh."""
 
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -18,8 +21,8 @@ from gpu_cases import (check_gw_given_x, COLS, MODULE, NARROW_LAYER_GRANULARITIE
                        PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES, SHARED_GY_SHAPES, _chip,
                        _int_matmul_module, _same_bits, _sawb_module, arch_specific_chip_or_skip,
                        check_narrow_layer, check_per_col_quantize, check_quantize_pair,
-                       check_shared_statistics, compile_gpu, device_or_skip)
-from hot import reference
+                       check_shared_statistics, compile_gpu, device_or_skip, SPLIT_K_LAYER_SHAPE)
+from hot import reference, runner
 
 
 @pytest.fixture(scope="module", params=["cuda", "simulator"])
@@ -96,6 +99,70 @@ def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
     4-stage pipeline, refilling every stage."""
     chip = arch_specific_chip_or_skip(device)
     _int_matmul_on_gpu(device, chip, tmp_path, m, n, k, ta, tb, 8)
+
+
+# (m, n, k, split-k): K tiles that the splits do not divide (the last split shorter), rows and
+# columns past the tiles, and a split past the K tiles (capped at one per tile).
+SPLIT_K_SHAPES = [(130, 72, 1000, 3), (64, 200, 700, 2), (17, 9, 500, 100)]
+
+
+def _split_k_count(text, chip, options):
+    """The K split the remark of hot-opt's lowering states (None where hot-opt is absent)."""
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is None:
+        return None
+    remarks = subprocess.run([hot_opt, f"--convert-hot-to-gpu=chip={chip} {options}",
+                              "-o", "/dev/null"], input=text, capture_output=True, text=True,
+                             check=True).stderr
+    found = re.findall(r"K split in (\d+)", remarks)
+    return int(found[0]) if found else 1
+
+
+@pytest.mark.parametrize("kernel", ["s8", "s4", "wgmma"])
+@pytest.mark.parametrize("m,n,k,split", SPLIT_K_SHAPES)
+def test_split_k_on_gpu(device, tmp_path, monkeypatch, m, n, k, split, kernel):
+    """Products split along K (split-k=N): every split's block stores its accumulators, the
+    tile's last block to count itself adds them and stores C, bit for bit. On the simulator,
+    with the blocks run forward, in reverse and shuffled, so that each split is the last of its
+    tile in some run."""
+    chip = arch_specific_chip_or_skip(device) if kernel == "wgmma" else _chip(device)
+    bits = 4 if kernel == "s4" else 8
+    if kernel == "s4" and chip not in ("sm_80", "sm_86", "sm_89"):
+        pytest.skip(f"{chip} has no s4 MMA")
+    text = _int_matmul_module(m, n, k, False, True, bits)
+    options = f"split-k={split}"
+    splits = _split_k_count(text, chip, options)
+    assert splits is None or splits > 1, "the product was not split"
+    gpu = compile_gpu(text, device, tmp_path, chip, options)
+    rng = np.random.default_rng([m, n, k, split, bits])
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
+    qa, _ = reference.quantize(a, bits, "per_tensor", "maxabs", "nearest")
+    qb, _ = reference.quantize(b, bits, "per_tensor", "maxabs", "nearest")
+    want = qa.astype(np.int64) @ qb.astype(np.int64).T
+    orders = ["forward", "reverse", "shuffle:7"] if device.target == "simulator" else [None]
+    for order in orders:
+        if order:
+            monkeypatch.setenv("HOT_SIM_BLOCK_ORDER", order)
+        np.testing.assert_array_equal(gpu.product(a, b), want, err_msg=str(order))
+
+
+@pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])
+@pytest.mark.parametrize("granularity", NARROW_LAYER_GRANULARITIES, ids=["tensor", "lqs"])
+def test_split_k_layer_on_gpu(device, tmp_path, monkeypatch, granularity, arch_specific):
+    """A bf16 layer's backward with split-k=3 (check_narrow_layer; 4 samples of 197 tokens:
+    gw's K is 404 projected tokens, in tails-last order): the last block of each tile runs the
+    fused rescale and bf16 store on the added accumulators, with per-tensor scales and LQS's
+    per-token and per-channel ones."""
+    chip = arch_specific_chip_or_skip(device) if arch_specific else _chip(device)
+    if device.target == "simulator":
+        monkeypatch.setenv("HOT_SIM_BLOCK_ORDER", "shuffle:3")
+    def compile_split(text):
+        splits = _split_k_count(text, chip, "split-k=3")
+        assert splits is None or splits > 1, "the gw product was not split"
+        return compile_gpu(text, device, tmp_path, chip, "split-k=3")
+
+    check_narrow_layer(compile_split, SPLIT_K_LAYER_SHAPE, "bf16", granularity)
 
 
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])

@@ -73,12 +73,27 @@ struct IntMmaEpilogue {
 /// [N][KBytes] (both K-contiguous) in global memory. `kBytes` must be a
 /// multiple of 16 (the cp.async width); K beyond the operands' data must be
 /// zero (zeros do not change the integer sum).
+///
+/// With `splitK` > 1, K is split among the blocks along grid.z: block z
+/// multiplies K tiles [z * t, (z + 1) * t) (t = getKTilesPerSplit(), the last
+/// split fewer when they do not divide), stores its i32 accumulators to its
+/// slot of a workspace, and counts itself in its output tile's counter; the
+/// tile's last block to arrive adds every split's slot (integers: the sum
+/// does not depend on the order) and runs the epilogue.
 struct IntMmaKernelSpec {
   int64_t m = 0, n = 0, kBytes = 0;
   IntMmaKind kind = IntMmaKind::S8;
   IntMmaTiling tiling;
   IntMmaEpilogue epilogue;
+  int64_t splitK = 1;
 
+  int64_t getNumKTiles() const;
+  int64_t getKTilesPerSplit() const;
+  /// Output tiles: the grid's x * y.
+  int64_t getNumTiles() const;
+  /// i32 words of the split-K workspace: every split's accumulators of every
+  /// tile (0 without split K).
+  int64_t getWorkspaceWords() const;
   /// A symbol name that is unique for the spec.
   std::string getKernelName() const;
 };
@@ -92,14 +107,16 @@ LogicalResult verifyIntMmaTiling(const IntMmaTiling &tiling, IntMmaKind kind,
                                  std::string &reason);
 
 /// The kernel's arguments, in order: A memref<M x KBytes x i8>, B
-/// memref<N x KBytes x i8>, C memref<M x N x elt>, and with a fused rescale
-/// the row and column scales (memref<f32> or memref<M/N x f32>).
+/// memref<N x KBytes x i8>, C memref<M x N x elt>, with a fused rescale
+/// the row and column scales (memref<f32> or memref<M/N x f32>), and with
+/// split K the workspace memref<getWorkspaceWords() x i32> and the tile
+/// counters memref<getNumTiles() x i32>, which must be zero at the launch.
 SmallVector<Type> getIntMmaKernelArgumentTypes(MLIRContext *ctx,
                                                const IntMmaKernelSpec &spec);
 
 /// Builds (or finds, when one with the same spec exists) the `gpu.func`
 /// kernel of `spec` in `module`: a grid of ceil(N / tileN) x ceil(M / tileM)
-/// blocks of `tiling.numThreads(kind)` threads. Operands go global -> shared
+/// x splitK blocks of `tiling.numThreads(kind)` threads. Operands go global -> shared
 /// with 16-byte `nvgpu.device_async_copy` (zero-filled beyond M, N and K)
 /// through a `stages`-deep pipeline of async groups, into XOR-swizzled shared
 /// tiles. For mma.sync kinds, warps read them with `nvgpu.ldmatrix` and
@@ -115,6 +132,13 @@ FailureOr<gpu::GPUFuncOp> buildIntMmaKernel(OpBuilder &builder, Location loc,
 /// Dynamic shared memory a launch of the kernel of `spec` needs (0 for the
 /// mma.sync kinds, whose tiles are static workgroup attributions).
 int64_t getIntMmaDynamicSharedBytes(const IntMmaKernelSpec &spec);
+
+/// Builds (or finds) a kernel that zeroes a memref<`size` x i32> (its only
+/// argument): one element per thread, getZeroKernelThreads() threads per
+/// block, ceil(size / threads) blocks.
+gpu::GPUFuncOp buildZeroKernel(OpBuilder &builder, Location loc,
+                               gpu::GPUModuleOp module, int64_t size);
+int64_t getZeroKernelThreads();
 
 /// Appends to `module` a `gpu.func` kernel `name` with arguments `argTypes`
 /// and workgroup attributions `workgroup`, launched with `threads` threads
@@ -258,10 +282,17 @@ struct IntMatmulToGPUOptions {
   bool allowInt4 = true;
   /// Use wgmma where the chip has it (sm_90a); mma.sync otherwise.
   bool allowWgmma = true;
-  /// Halve `tiling`'s tile-n / tile-m (down to 64) for products that would
-  /// get fewer thread blocks than `smCount` (0: getTypicalSMCount(chip)).
+  /// Also consider `tiling` with tile-m and/or tile-n halved (down to 64).
+  /// Of the tilings and K splits considered, each product gets the one that
+  /// a model of the kernel's time on `smCount` SMs (0:
+  /// getTypicalSMCount(chip)) finds fastest: enough blocks to fill the SMs,
+  /// few in a last, partial wave.
   bool autoTiles = false;
   int64_t smCount = 0;
+  /// Blocks along K per output tile (IntMmaKernelSpec::splitK): 0 considers
+  /// up to 16, 1 never splits, more splits into that many (at most one per
+  /// K tile).
+  int64_t splitK = 0;
 
   /// Whether the products become wgmma kernels (WgmmaS8) rather than
   /// mma.sync ones (S8 or S4).

@@ -116,6 +116,20 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     129 KiB for 128x128 tiles). Plain `sm_90` keeps mma.sync: ptxas accepts
     wgmma only for sm_90a.
 
+    A product with few output tiles and a long K (gw = gy^T x: K is the
+    tokens) would leave most SMs idle, or run a second, nearly empty wave of
+    blocks. The lowering models the kernel's time on `sm-count` SMs (waves
+    of blocks, each a K loop plus a fixed latency) and picks, of the tiles
+    (with `tile-m` and `tile-n` left at 0: 128x128 and its halvings down to
+    64) and K splits (with `split-k=0`, the default: up to 16 blocks per
+    output tile, along grid.z) it may use, the fastest. A split K works so:
+    each block stores its i32 accumulators to
+    a workspace and counts itself in its tile's counter (zeroed by a small
+    kernel launched first; an atomic add after a GPU-scope fence), and the
+    tile's last block adds every split's accumulators and runs the epilogue.
+    Integer sums do not depend on the order, so the result is the same bit
+    for bit. The remark on the product gives the tiles and the split.
+
     With `hadamard-quantize` (default), a `per_row` or `per_tensor`
     `hot.quantize` (of a `hot.hadamard` along dim 1, fused, or of any f32
     matrix) becomes warp-per-row kernels: the block butterfly in registers
@@ -218,12 +232,16 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "MMA for 4-bit operands">,
     Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
            "Rows of C per thread block (0: 128; with tile-n 0 too, halved "
-           "down to 64 for products that would not fill the chip's SMs)">,
+           "down to 64 where the model of the kernel's time prefers it)">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
            "Columns of C per thread block (0: 128, see tile-m)">,
     Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
-           "SMs that automatic tiles aim to fill (0: a typical part of "
-           "the chip: A100 108, H100/H200 132, ...)">,
+           "SMs that automatic tiles and split K aim to fill (0: a typical "
+           "part of the chip: A100 108, H100/H200 132, ...)">,
+    Option<"splitK", "split-k", "int64_t", /*default=*/"0",
+           "Thread blocks along K per output tile, their partial products "
+           "added by the tile's last block (0: chosen for the chip's SMs, "
+           "see sm-count; 1: never split)">,
     Option<"tileK", "tile-k", "int64_t", /*default=*/"0",
            "Bytes of K per pipeline stage (32, 64 or 128; 0: 64 for "
            "mma.sync, 128 for wgmma)">,

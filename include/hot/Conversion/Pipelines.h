@@ -58,7 +58,13 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> smCount{
       *this, "sm-count",
-      llvm::cl::desc("SMs that automatic tiles aim to fill (0: by chip)"),
+      llvm::cl::desc("SMs that automatic tiles and split K aim to fill (0: "
+                     "by chip)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> splitK{
+      *this, "split-k",
+      llvm::cl::desc("Thread blocks along K per output tile (0: chosen for "
+                     "the chip's SMs; 1: never split)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k",

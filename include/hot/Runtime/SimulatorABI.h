@@ -62,6 +62,11 @@ enum SpecialRegister : int {
 /// modes of shfl.sync, numbered as the NVVM dialect's ShflKind.
 enum ShuffleKind : int { Bfly = 0, Up = 1, Down = 2, Idx = 3 };
 
+/// `int32_t __hotsim_barrier_red(kind, predicate)`: a block barrier that
+/// also reduces the threads' predicates, numbered as the NVVM dialect's
+/// BarrierReduction: the count of true ones, or whether all or any is true.
+enum BarrierReductionKind : int { Popc = 0, And = 1, Or = 2 };
+
 /// `void __hotsim_mma(kind, satfinite, a, b, c, d)`: the integer MMA shapes
 /// the simulator executes (row.col, s32 accumulators).
 enum MmaKind : int {
@@ -78,6 +83,7 @@ enum MmaKind : int {
   X(__hotsim_sreg, "a special register (tid, ntid, ctaid, nctaid, lane)")      \
   X(__hotsim_shared, "the block's shared memory window")                       \
   X(__hotsim_barrier, "bar.sync 0")                                            \
+  X(__hotsim_barrier_red, "bar.red.{popc,and,or} 0 on a predicate")            \
   X(__hotsim_shfl, "shfl.sync")                                                \
   X(__hotsim_cp_async, "cp.async (queued until a wait)")                       \
   X(__hotsim_cp_async_commit, "cp.async.commit_group")                         \

@@ -49,6 +49,12 @@ HOT_SIMULATOR_EXPORT void *__hotsim_shared(void);
 /// waits here.
 HOT_SIMULATOR_EXPORT void __hotsim_barrier(void);
 
+/// bar.red.{popc,and,or} 0 (`kind`, a BarrierReductionKind): the barrier,
+/// then the block's reduction of the waiting threads' `predicate`s (the
+/// count of non-zero ones, or 1 if all / any are non-zero, else 0).
+HOT_SIMULATOR_EXPORT int32_t __hotsim_barrier_red(int32_t kind,
+                                                  int32_t predicate);
+
 /// shfl.sync.{bfly,up,down,idx}.b32 (`kind`, a ShuffleKind): the `value` of
 /// the source lane; `*valid` (when not null) tells whether the source lane
 /// was in range.

@@ -84,6 +84,7 @@ struct ConvertHotToGPUPass
     // 0 x 0: 128 x 128, smaller for products too small to fill the chip.
     options.autoTiles = tileM == 0 && tileN == 0;
     options.smCount = smCount;
+    options.splitK = splitK;
     if (tileM != 0)
       options.tiling.tileM = tileM;
     if (tileN != 0)

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::hot;
 
@@ -30,43 +32,92 @@ int64_t mlir::hot::getTypicalSMCount(StringRef chip) {
       .Default(108);
 }
 
-/// The tiling of a product: the options' or, with autoTiles, theirs halved
-/// (the larger tile dim first, never below 64) while the grid has fewer
-/// blocks than the chip has SMs and halving adds blocks.
-static IntMmaTiling chooseTiling(const IntMatmulToGPUOptions &options,
-                                 IntMmaKind kind, int64_t m, int64_t n) {
-  IntMmaTiling tiling = options.tiling;
-  if (!options.autoTiles)
-    return tiling;
-  int64_t sms =
-      options.smCount > 0 ? options.smCount : getTypicalSMCount(options.chip);
-  auto blocks = [&](const IntMmaTiling &t) {
-    return int64_t(llvm::divideCeil(m, t.tileM) * llvm::divideCeil(n, t.tileN));
-  };
-  while (blocks(tiling) < sms) {
-    IntMmaTiling halfN = tiling, halfM = tiling;
-    halfN.tileN /= 2;
-    halfM.tileM /= 2;
-    SmallVector<IntMmaTiling, 2> candidates;
-    if (tiling.tileN >= tiling.tileM)
-      candidates = {halfN, halfM};
-    else
-      candidates = {halfM, halfN};
-    bool halved = false;
-    for (const IntMmaTiling &next : candidates) {
-      std::string reason;
-      if (next.tileM < 64 || next.tileN < 64 ||
-          blocks(next) == blocks(tiling) ||
-          failed(verifyIntMmaTiling(next, kind, reason)))
-        continue;
-      tiling = next;
-      halved = true;
-      break;
+/// The model of chooseLaunch, in units of one K step of 128 bytes of a
+/// 128 x 128 output tile at the tensor cores' full rate (~0.28 us on an H100
+/// SM: 2M int8 MACs at 4096 per clock). Estimates from public figures, to be
+/// calibrated on a device: a block's fixed latency (pipeline fill,
+/// epilogue) ~3 units; storing or loading a 128 x 128 i32 accumulator tile
+/// (64 KiB at ~64 bytes per clock per SM) ~2; the launch that zeroes the
+/// tile counters ~5.
+static constexpr double kBlockLatency = 3, kTileExchange = 2,
+                        kZeroLaunch = 5;
+static constexpr int64_t kMaxSplitK = 16;
+
+/// Operand bytes per MAC that L2 can feed an SM when every SM loads: H100
+/// ~40 bytes per clock per SM against 4096 int8 MACs; A100 ~33 against
+/// 2048. So 128 x 128 tiles, which load 1/64 byte per MAC, are bound by L2 on
+/// Hopper when the chip is full, and small tiles more so.
+static double getL2BytesPerMac(StringRef chip) {
+  return chip.starts_with("sm_90") ? 0.01 : 0.016;
+}
+
+/// The modelled time of `spec` (its tiling and split) on `sms` SMs of
+/// `chip`: blocks run about one per SM at a time (wgmma's 128x128 tiles take
+/// 129 KiB of shared memory; co-resident mma.sync blocks share the SM's
+/// tensor cores), each K step bound by the MACs or by the operand loads
+/// (L2's bandwidth shared by the busy SMs).
+static double modelTime(const IntMmaKernelSpec &spec, int64_t sms,
+                        StringRef chip) {
+  const IntMmaTiling &t = spec.tiling;
+  constexpr double unit = 128.0 * 128 * 128;
+  double area = double(t.tileM * t.tileN) / (128 * 128);
+  int64_t blocks = spec.getNumTiles() * spec.splitK;
+  double busy = double(std::min(blocks, sms)) / double(sms);
+  double macs = double(t.tileM * t.tileN * t.tileKBytes) / unit;
+  double loads = double((t.tileM + t.tileN) * t.tileKBytes) /
+                 getL2BytesPerMac(chip) / unit * busy;
+  double work = double(spec.getKTilesPerSplit()) * std::max(macs, loads);
+  double waves = double(llvm::divideCeil(blocks, sms));
+  if (spec.splitK == 1)
+    return waves * (work + kBlockLatency);
+  double exchange = kTileExchange * area;
+  // Every block stores its tile; the last of a tile loads all of them.
+  return waves * (work + kBlockLatency + exchange) +
+         double(spec.splitK) * exchange + kZeroLaunch;
+}
+
+/// The tiling and K split of `spec` (whose shape and kind are set): the
+/// options' tiling, or with autoTiles also each halving of tile-m and/or
+/// tile-n down to 64 that the kind can build; the options' split-k (at most
+/// one split per K tile; counts that give the same split sizes are one
+/// candidate), or with 0 every count up to kMaxSplitK. Of these, the one
+/// that modelTime finds fastest on `sms` SMs; ties keep the larger tiles
+/// (the wider first: wgmma's N is the tile's), then the smaller split.
+static void chooseLaunch(const IntMatmulToGPUOptions &options,
+                         IntMmaKernelSpec &spec, int64_t sms) {
+  SmallVector<IntMmaTiling> tilings{options.tiling};
+  if (options.autoTiles)
+    for (int64_t tileN : {options.tiling.tileN, options.tiling.tileN / 2})
+      for (int64_t tileM : {options.tiling.tileM, options.tiling.tileM / 2}) {
+        IntMmaTiling tiling = options.tiling;
+        tiling.tileM = tileM;
+        tiling.tileN = tileN;
+        std::string reason;
+        if ((tileM != options.tiling.tileM ||
+             tileN != options.tiling.tileN) &&
+            tileM >= 64 && tileN >= 64 &&
+            succeeded(verifyIntMmaTiling(tiling, spec.kind, reason)))
+          tilings.push_back(tiling);
+      }
+  IntMmaKernelSpec best = spec;
+  double bestTime = std::numeric_limits<double>::infinity();
+  for (const IntMmaTiling &tiling : tilings) {
+    IntMmaKernelSpec candidate = spec;
+    candidate.tiling = tiling;
+    int64_t kTiles = candidate.getNumKTiles();
+    int64_t first = options.splitK > 0 ? std::min(options.splitK, kTiles) : 1;
+    int64_t last = options.splitK > 0 ? first : std::min(kMaxSplitK, kTiles);
+    for (int64_t splitK = first; splitK <= last; ++splitK) {
+      candidate.splitK = llvm::divideCeil(kTiles, llvm::divideCeil(
+                                                      kTiles, splitK));
+      double time = modelTime(candidate, sms, options.chip);
+      if (time < bestTime) {
+        best = candidate;
+        bestTime = time;
+      }
     }
-    if (!halved)
-      break;
   }
-  return tiling;
+  spec = best;
 }
 
 /// Whether `value` is the q result of a hot.quantize on a grid of at most 4
@@ -172,7 +223,11 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   spec.n = n;
   spec.kBytes = kBytes;
   spec.kind = kind;
-  spec.tiling = chooseTiling(options, kind, m, n);
+  // Tiles and K split: what fills the chip's SMs best (chooseLaunch).
+  int64_t sms =
+      options.smCount > 0 ? options.smCount : getTypicalSMCount(options.chip);
+  spec.tiling = options.tiling;
+  chooseLaunch(options, spec, sms);
   bool retiled = spec.tiling.tileM != options.tiling.tileM ||
                  spec.tiling.tileN != options.tiling.tileN;
   RescaleOp rescale = getFusableRescale(op);
@@ -233,9 +288,17 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
       remark << " with its truncation to " << spec.epilogue.resultElementType;
     if (retiled)
       remark << "; " << spec.tiling.tileM << "x" << spec.tiling.tileN
-             << " tiles: " << options.tiling.tileM << "x"
-             << options.tiling.tileN
-             << " would give fewer thread blocks than the chip's SMs";
+             << " tiles: faster than " << options.tiling.tileM << "x"
+             << options.tiling.tileN << " on " << sms
+             << " SMs by the model of the kernel's time";
+    if (spec.splitK > 1) {
+      remark << "; K split in " << spec.splitK << " (" << spec.getNumTiles()
+             << " tiles of " << spec.getNumKTiles() << " K steps";
+      if (options.splitK == 0)
+        remark << " on " << sms << " SMs";
+      remark << "): the last block of each tile adds the " << spec.splitK
+             << " partial products";
+    }
   }
 
   // Everything after the last operand: with a fused rescale its scales too.
@@ -305,10 +368,27 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     args.push_back(toBuffer(rewriter, loc, rescale.getRowScale()));
     args.push_back(toBuffer(rewriter, loc, rescale.getColScale()));
   }
+  if (spec.splitK > 1) {
+    // The workspace, and the tile counters, zeroed by a kernel of their own.
+    for (unsigned i : {argTypes.size() - 2, argTypes.size() - 1})
+      args.push_back(memref::AllocOp::create(rewriter, loc,
+                                             cast<MemRefType>(argTypes[i]),
+                                             rewriter.getI64IntegerAttr(64)));
+    int64_t tiles = spec.getNumTiles();
+    gpu::GPUFuncOp zero = buildZeroKernel(rewriter, loc, gpuModule, tiles);
+    int64_t threads = getZeroKernelThreads();
+    gpu::LaunchFuncOp::create(
+        rewriter, loc, zero,
+        gpu::KernelDim3{index(llvm::divideCeil(tiles, threads)), index(1),
+                        index(1)},
+        gpu::KernelDim3{index(threads), index(1), index(1)},
+        /*dynamicSharedMemorySize=*/Value(), ValueRange{args.back()});
+  }
 
   const IntMmaTiling &t = spec.tiling;
   gpu::KernelDim3 grid{index(llvm::divideCeil(n, t.tileN)),
-                       index(llvm::divideCeil(m, t.tileM)), index(1)};
+                       index(llvm::divideCeil(m, t.tileM)),
+                       index(spec.splitK)};
   gpu::KernelDim3 block{index(t.numThreads(kind)), index(1), index(1)};
   Value dynamicShared;
   if (int64_t bytes = getIntMmaDynamicSharedBytes(spec))

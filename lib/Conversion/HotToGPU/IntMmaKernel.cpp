@@ -66,6 +66,22 @@ int64_t mlir::hot::getIntMmaDynamicSharedBytes(const IntMmaKernelSpec &spec) {
   return isWgmma(spec.kind) ? spec.tiling.sharedBytes(spec.kind) : 0;
 }
 
+int64_t IntMmaKernelSpec::getNumKTiles() const {
+  return llvm::divideCeil(kBytes, tiling.tileKBytes);
+}
+
+int64_t IntMmaKernelSpec::getKTilesPerSplit() const {
+  return llvm::divideCeil(getNumKTiles(), splitK);
+}
+
+int64_t IntMmaKernelSpec::getNumTiles() const {
+  return llvm::divideCeil(m, tiling.tileM) * llvm::divideCeil(n, tiling.tileN);
+}
+
+int64_t IntMmaKernelSpec::getWorkspaceWords() const {
+  return splitK > 1 ? splitK * getNumTiles() * tiling.tileM * tiling.tileN : 0;
+}
+
 std::string IntMmaKernelSpec::getKernelName() const {
   std::string name;
   llvm::raw_string_ostream os(name);
@@ -86,6 +102,8 @@ std::string IntMmaKernelSpec::getKernelName() const {
   if (!isWgmma(kind))
     os << "_w" << tiling.warpM << "x" << tiling.warpN;
   os << "_s" << tiling.stages << "_";
+  if (splitK > 1)
+    os << "split" << splitK << "_";
   if (epilogue.rescale)
     os << "rescale" << epilogue.rowScaleRank << epilogue.colScaleRank << "_";
   os << epilogue.resultElementType;
@@ -166,6 +184,11 @@ mlir::hot::getIntMmaKernelArgumentTypes(MLIRContext *ctx,
     };
     types.push_back(scale(spec.epilogue.rowScaleRank, spec.m));
     types.push_back(scale(spec.epilogue.colScaleRank, spec.n));
+  }
+  if (spec.splitK > 1) {
+    Type i32 = IntegerType::get(ctx, 32);
+    types.push_back(MemRefType::get({spec.getWorkspaceWords()}, i32));
+    types.push_back(MemRefType::get({spec.getNumTiles()}, i32));
   }
   return types;
 }
@@ -292,25 +315,17 @@ void MmaSyncEmitter::emit() {
   warpRow = div(warp, warpsN);
   warpCol = rem(warp, warpsN);
 
-  int64_t numKTiles = llvm::divideCeil(spec.kBytes, t.tileKBytes);
+  emitKRange();
   int64_t stages = t.stages;
-  // Prologue: tiles 0 .. stages-2 in flight, one group each (empty groups
-  // past the last tile keep the group count uniform).
-  Value lastGroup;
-  for (int64_t s = 0; s + 1 < stages; ++s) {
-    if (s < numKTiles) {
-      lastGroup = loadStage(cst(s), cst(s), Value());
-      continue;
-    }
-    lastGroup = emptyGroup();
-  }
+  // Prologue: tiles 0 .. stages-2 in flight.
+  Value lastGroup = loadPrologue(stages - 1);
 
   int64_t numAccs = (t.warpM / 16) * (t.warpN / 8);
   Value zeroAcc = arith::ConstantOp::create(
       b, DenseElementsAttr::get(VectorType::get({2, 2}, i32),
                                 b.getI32IntegerAttr(0).getValue()));
   SmallVector<Value> inits(numAccs, zeroAcc);
-  auto loop = scf::ForOp::create(b, cst(0), cst(numKTiles), cst(1), inits);
+  auto loop = scf::ForOp::create(b, cst(0), kTileBound(), cst(1), inits);
   {
     OpBuilder::InsertionGuard insertion(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -321,14 +336,16 @@ void MmaSyncEmitter::emit() {
                                      b.getI32IntegerAttr(stages - 2));
     gpu::BarrierOp::create(b);
     Value next = add(kTile, stages - 1);
-    loadStage(rem(next, stages), next, lessThan(next, numKTiles));
+    loadStage(rem(next, stages), next, kTileExists(next));
     SmallVector<Value> accs(loop.getRegionIterArgs());
     computeStage(rem(kTile, stages), accs);
     scf::YieldOp::create(b, accs);
   }
   // Only zero-fill copies can still be pending; retire them before exit.
   nvgpu::DeviceAsyncWaitOp::create(b, lastGroup, b.getI32IntegerAttr(0));
-  storeResults(loop.getResults(), warpRow, warpCol, t.warpM, t.warpN);
+  emitSplitKEpilogue(loop.getResults(), [&](ValueRange accs) {
+    storeResults(accs, warpRow, warpCol, t.warpM, t.warpN);
+  });
   gpu::ReturnOp::create(b);
 }
 
@@ -352,6 +369,13 @@ mlir::hot::buildIntMmaKernel(OpBuilder &builder, Location loc,
       spec.kBytes % kChunkBytes != 0)
     return emitError(loc, "the kernel needs M, N > 0 and a K extent that is "
                           "a positive multiple of 16 bytes");
+  // Every split has at least one K tile.
+  if (spec.splitK < 1 ||
+      int64_t(llvm::divideCeil(spec.getNumKTiles(),
+                               spec.getKTilesPerSplit())) != spec.splitK)
+    return emitError(loc) << "cannot split " << spec.getNumKTiles()
+                          << " K tiles into " << spec.splitK
+                          << " non-empty parts of equal size";
 
   MLIRContext *ctx = builder.getContext();
   const IntMmaTiling &t = spec.tiling;
@@ -382,5 +406,36 @@ mlir::hot::buildIntMmaKernel(OpBuilder &builder, Location loc,
     emitWgmmaKernel(b, spec, func);
   else
     emitMmaSyncKernel(b, spec, func);
+  return func;
+}
+
+int64_t mlir::hot::getZeroKernelThreads() { return 256; }
+
+gpu::GPUFuncOp mlir::hot::buildZeroKernel(OpBuilder &builder, Location loc,
+                                          gpu::GPUModuleOp module,
+                                          int64_t size) {
+  std::string name = "hot_zero_i32_" + std::to_string(size);
+  if (auto existing = module.lookupSymbol<gpu::GPUFuncOp>(name))
+    return existing;
+  int64_t threads = getZeroKernelThreads();
+  auto type = MemRefType::get({size}, builder.getI32Type());
+  gpu::GPUFuncOp func =
+      createKernelFunc(builder, loc, module, name, {type}, {}, threads);
+  ImplicitLocOpBuilder b(loc, builder);
+  b.setInsertionPointToStart(&func.getBody().front());
+  Value index = arith::AddIOp::create(
+      b,
+      arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
+                            arith::ConstantIndexOp::create(b, threads)),
+      gpu::ThreadIdOp::create(b, gpu::Dimension::x));
+  Value inside = arith::CmpIOp::create(
+      b, arith::CmpIPredicate::ult, index,
+      arith::ConstantIndexOp::create(b, size));
+  auto guard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+  memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 0, 32),
+                          func.getArgument(0), index);
+  b.setInsertionPointAfter(guard);
+  gpu::ReturnOp::create(b);
   return func;
 }

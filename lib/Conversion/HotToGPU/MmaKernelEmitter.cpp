@@ -7,6 +7,7 @@
 #include "MmaKernelEmitter.h"
 #include "TransformMath.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,9 +25,14 @@ MmaKernelEmitter::MmaKernelEmitter(ImplicitLocOpBuilder &b,
   argA = entry.getArgument(0);
   argB = entry.getArgument(1);
   argC = entry.getArgument(2);
+  unsigned next = 3;
   if (spec.epilogue.rescale) {
-    argRowScale = entry.getArgument(3);
-    argColScale = entry.getArgument(4);
+    argRowScale = entry.getArgument(next++);
+    argColScale = entry.getArgument(next++);
+  }
+  if (spec.splitK > 1) {
+    argWorkspace = entry.getArgument(next++);
+    argCounters = entry.getArgument(next++);
   }
 }
 
@@ -44,6 +50,18 @@ void MmaKernelEmitter::emitThreadIds() {
   warp = div(tid, 32);
   nBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::x), t.tileN);
   mBase = mul(gpu::BlockIdOp::create(b, gpu::Dimension::y), t.tileM);
+}
+
+void MmaKernelEmitter::emitKRange() {
+  kTiles = spec.getKTilesPerSplit();
+  if (spec.splitK == 1)
+    return;
+  Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  kBegin = mul(split, kTiles);
+  int64_t total = spec.getNumKTiles();
+  if (total % kTiles != 0)
+    kCount = arith::MinUIOp::create(
+        b, cst(kTiles), arith::SubIOp::create(b, cst(total), kBegin));
 }
 
 Value MmaKernelEmitter::swizzledByte(Value row, Value chunk) {
@@ -92,7 +110,8 @@ void MmaKernelEmitter::copyTile(Value global, Value shared, int64_t rows,
   }
 }
 
-Value MmaKernelEmitter::loadStage(Value stage, Value kTile, Value tileValid) {
+Value MmaKernelEmitter::loadStage(Value stage, Value local, Value tileValid) {
+  Value kTile = kBegin ? add(kBegin, local) : local;
   SmallVector<Value> tokens;
   copyTile(argA, sharedA, spec.m, t.tileM, mBase, stage, kTile, tileValid,
            tokens);
@@ -100,6 +119,15 @@ Value MmaKernelEmitter::loadStage(Value stage, Value kTile, Value tileValid) {
            tokens);
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+Value MmaKernelEmitter::loadPrologue(int64_t count) {
+  Value lastGroup;
+  for (int64_t s = 0; s < count; ++s)
+    lastGroup = s < kTiles ? loadStage(cst(s), cst(s),
+                                       kCount ? kTileExists(cst(s)) : Value())
+                           : emptyGroup();
+  return lastGroup;
 }
 
 Value MmaKernelEmitter::emptyGroup() {
@@ -187,4 +215,100 @@ void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,
         }
       }
     }
+}
+
+void MmaKernelEmitter::emitSplitKEpilogue(
+    ValueRange accs, function_ref<void(ValueRange)> store) {
+  if (spec.splitK == 1)
+    return store(accs);
+  // Slot (tile, split) of the workspace: fragment f of thread t at vector
+  // (slot * fragments + f) * threads + t, so a warp's stores and loads of
+  // one fragment are 512 contiguous bytes.
+  int64_t threads = t.numThreads(spec.kind);
+  int64_t fragments = accs.size();
+  Value tile = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y),
+                       llvm::divideCeil(spec.n, t.tileN)),
+                   gpu::BlockIdOp::create(b, gpu::Dimension::x));
+  auto vectorIndex = [&](Value split, int64_t f) {
+    Value slot = add(mul(tile, spec.splitK), split);
+    return mul(add(mul(add(mul(slot, fragments), f), threads), tid), 4);
+  };
+  auto wordsType = VectorType::get({4}, b.getI32Type());
+  auto fragmentType = cast<VectorType>(accs.front().getType());
+  Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  // Fragments as vector<4xi32> (their two rows joined) and back, with
+  // shuffles: the canonical n-D vector.shape_cast has no lowering here.
+  auto toWords = [&](Value fragment) {
+    Value row0 = vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{0});
+    Value row1 = vector::ExtractOp::create(b, fragment, ArrayRef<int64_t>{1});
+    return vector::ShuffleOp::create(b, row0, row1,
+                                     ArrayRef<int64_t>{0, 1, 2, 3});
+  };
+  auto fromWords = [&](Value words) {
+    Value fragment = arith::ConstantOp::create(
+        b, DenseElementsAttr::get(fragmentType,
+                                  b.getI32IntegerAttr(0).getValue()));
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = vector::ShuffleOp::create(
+          b, words, words, ArrayRef<int64_t>{2 * h, 2 * h + 1});
+      fragment =
+          vector::InsertOp::create(b, row, fragment, ArrayRef<int64_t>{h});
+    }
+    return fragment;
+  };
+  for (int64_t f = 0; f < fragments; ++f) {
+    auto store = vector::StoreOp::create(b, toWords(accs[f]), argWorkspace,
+                                         ValueRange{vectorIndex(split, f)});
+    store.setAlignment(uint64_t(16));
+  }
+  // Thread 0 counts the block once every thread's stores are done, and
+  // releases them at GPU scope (the fence covers what the barrier ordered
+  // before it); a fence after the count acquires the other blocks' stores
+  // for the last one, which the reducing barrier tells every thread.
+  gpu::BarrierOp::create(b);
+  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(),
+                                              NVVM::MemScopeKind::GPU);
+  auto count = scf::IfOp::create(
+      b, TypeRange{b.getI1Type()},
+      arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(count.thenBlock());
+    NVVM::MembarOp::create(b, gpuScope);
+    Value one = arith::ConstantIntOp::create(b, 1, 32);
+    Value before = memref::AtomicRMWOp::create(
+        b, arith::AtomicRMWKind::addi, one, argCounters, ValueRange{tile});
+    NVVM::MembarOp::create(b, gpuScope);
+    scf::YieldOp::create(
+        b, ValueRange{arith::CmpIOp::create(
+               b, arith::CmpIPredicate::eq, before,
+               arith::ConstantIntOp::create(b, spec.splitK - 1, 32))});
+    b.setInsertionPointToStart(count.elseBlock());
+    scf::YieldOp::create(b,
+                         ValueRange{arith::ConstantIntOp::create(b, 0, 1)});
+  }
+  Value predicate =
+      arith::ExtUIOp::create(b, b.getI32Type(), count.getResult(0));
+  Value anyLast = NVVM::BarrierOp::create(
+      b, b.getI32Type(), /*barrierId=*/Value(), /*numberOfThreads=*/Value(),
+      NVVM::BarrierReductionAttr::get(b.getContext(),
+                                      NVVM::BarrierReduction::OR),
+      predicate).getRes();
+  Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, anyLast,
+                                       arith::ConstantIntOp::create(b, 0, 32));
+  emitIfThen(b, isLast, [&] {
+    SmallVector<Value> sums;
+    for (int64_t f = 0; f < fragments; ++f) {
+      Value sum;
+      for (int64_t s = 0; s < spec.splitK; ++s) {
+        auto load = vector::LoadOp::create(b, wordsType, argWorkspace,
+                                           ValueRange{vectorIndex(cst(s), f)});
+        load.setAlignment(uint64_t(16));
+        sum = sum ? Value(arith::AddIOp::create(b, sum, load)) : Value(load);
+      }
+      sums.push_back(fromWords(sum));
+    }
+    store(sums);
+  });
 }

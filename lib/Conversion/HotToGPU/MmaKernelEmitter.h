@@ -60,10 +60,27 @@ protected:
   /// [7, 10)) as long as each stage starts on a 1 KiB boundary.
   Value swizzledByte(Value row, Value chunk);
 
-  /// Issues both operands' async copies of K tile `kTile` into `stage` and
-  /// commits them as one group; `tileValid` (or null) says whether the tile
-  /// exists at all (if not, the copies zero-fill from a valid address).
-  Value loadStage(Value stage, Value kTile, Value tileValid);
+  /// The K tiles of this block: `kTiles` from K tile `kBegin` (null: 0), or
+  /// in the last split of an uneven split K (IntMmaKernelSpec) `kCount`
+  /// (else null) of them.
+  void emitKRange();
+  /// The upper bound of a loop over this block's K tiles.
+  Value kTileBound() { return kCount ? kCount : cst(kTiles); }
+  /// Whether this block's K tile `local` exists: local < kTileBound().
+  Value kTileExists(Value local) {
+    return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, local,
+                                 kTileBound());
+  }
+
+  /// Issues both operands' async copies of this block's K tile `local` into
+  /// `stage` and commits them as one group; `tileValid` (or null) says
+  /// whether the tile exists at all (if not, the copies zero-fill from a
+  /// valid address).
+  Value loadStage(Value stage, Value local, Value tileValid);
+  /// The prologue's copies of this block's K tiles 0 .. count-1, one group
+  /// each (empty groups past its last tile keep the group count uniform);
+  /// returns the last group.
+  Value loadPrologue(int64_t count);
   /// An empty group (keeps the number of groups per iteration uniform).
   Value emptyGroup();
 
@@ -74,11 +91,20 @@ protected:
   void storeResults(ValueRange accs, Value warpRow, Value warpCol,
                     int64_t warpM, int64_t warpN);
 
+  /// Calls `store` with the block's accumulators `accs` (vector<2x2xi32>
+  /// fragments): directly, or with split K, in the output tile's last block
+  /// only, with every split's accumulators added (IntMmaKernelSpec).
+  void emitSplitKEpilogue(ValueRange accs,
+                          function_ref<void(ValueRange)> store);
+
   ImplicitLocOpBuilder &b;
   const IntMmaKernelSpec &spec;
   const IntMmaTiling &t;
-  Value argA, argB, argC, argRowScale, argColScale, sharedA, sharedB;
+  Value argA, argB, argC, argRowScale, argColScale, argWorkspace, argCounters;
+  Value sharedA, sharedB;
   Value tid, lane, warp, mBase, nBase;
+  int64_t kTiles = 0;
+  Value kBegin, kCount;
 
 private:
   void copyTile(Value global, Value shared, int64_t rows, int64_t tileRows,

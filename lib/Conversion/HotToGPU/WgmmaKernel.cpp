@@ -171,18 +171,14 @@ void WgmmaEmitter::emit() {
   emitThreadIds();
   emitSharedTiles();
 
-  int64_t numKTiles = llvm::divideCeil(spec.kBytes, t.tileKBytes);
+  emitKRange();
   int64_t stages = t.stages;
   int64_t ahead = stages - 2;
-  // Prologue: tiles 0 .. ahead-1 in flight, one group each (empty groups
-  // past the last tile keep the group count uniform).
-  Value lastGroup;
-  for (int64_t s = 0; s < ahead; ++s)
-    lastGroup = s < numKTiles ? loadStage(cst(s), cst(s), Value())
-                              : emptyGroup();
+  // Prologue: tiles 0 .. ahead-1 in flight.
+  Value lastGroup = loadPrologue(ahead);
 
   Value zero = LLVM::ZeroOp::create(b, accType);
-  auto loop = scf::ForOp::create(b, cst(0), cst(numKTiles), cst(1),
+  auto loop = scf::ForOp::create(b, cst(0), kTileBound(), cst(1),
                                  ValueRange{zero});
   {
     OpBuilder::InsertionGuard insertion(b);
@@ -202,15 +198,17 @@ void WgmmaEmitter::emit() {
     Value acc =
         computeStage(rem(kTile, stages), loop.getRegionIterArgs().front());
     Value next = add(kTile, ahead);
-    loadStage(rem(next, stages), next, lessThan(next, numKTiles));
+    loadStage(rem(next, stages), next, kTileExists(next));
     NVVM::WgmmaWaitGroupSyncOp::create(b, 1);
     scf::YieldOp::create(b, acc);
   }
   NVVM::WgmmaWaitGroupSyncOp::create(b, 0);
   // Only zero-fill copies can still be pending; retire them before exit.
   nvgpu::DeviceAsyncWaitOp::create(b, lastGroup, b.getI32IntegerAttr(0));
-  storeResults(toFragments(loop.getResult(0)), /*warpRow=*/warp,
-               /*warpCol=*/cst(0), /*warpM=*/16, /*warpN=*/t.tileN);
+  emitSplitKEpilogue(toFragments(loop.getResult(0)), [&](ValueRange accs) {
+    storeResults(accs, /*warpRow=*/warp, /*warpCol=*/cst(0), /*warpM=*/16,
+                 /*warpN=*/t.tileN);
+  });
   gpu::ReturnOp::create(b);
 }
 

@@ -327,6 +327,25 @@ LogicalResult Rewriter::rewrite(Operation *op) {
     op->erase();
     return success();
   }
+  // bar.red: the block barrier that reduces a predicate.
+  if (auto barrier = dyn_cast<NVVM::BarrierOp>(op);
+      barrier && barrier.getReductionOp() && !barrier.getBarrierId() &&
+      !barrier.getNumberOfThreads()) {
+    Value kind = constant(
+        loc, static_cast<int64_t>(*barrier.getReductionOp()));
+    Value result = call(loc, "__hotsim_barrier_red", i32,
+                        {kind, barrier.getReductionPredicate()});
+    barrier.getRes().replaceAllUsesWith(result);
+    op->erase();
+    return success();
+  }
+  // Blocks run one at a time, and every global memory access is done when
+  // the thread makes it: GPU-scope fences order nothing more.
+  if (auto membar = dyn_cast<NVVM::MembarOp>(op);
+      membar && membar.getScope() != NVVM::MemScopeKind::SYS) {
+    op->erase();
+    return success();
+  }
   if (auto copy = dyn_cast<NVVM::CpAsyncOp>(op)) {
     Value size = constant(loc, copy.getSize());
     Value source = copy.getCpSize() ? copy.getCpSize() : size;

@@ -42,6 +42,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.tileM = options.tileM;
   kernels.tileN = options.tileN;
   kernels.smCount = options.smCount;
+  kernels.splitK = options.splitK;
   kernels.tileK = options.tileK;
   kernels.warpM = options.warpM;
   kernels.warpN = options.warpN;

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -109,6 +110,86 @@ std::string describeThreads(const Block &block) {
   return text;
 }
 
+/// Releases the threads waiting at the block barrier, with the reduction of
+/// their predicates at a bar.red (exited threads bring none); an error
+/// when they wait at different kinds of barrier.
+std::string releaseBarrier(Block &block) {
+  int32_t reduction = -2;
+  int32_t count = 0, waiting = 0;
+  for (const Thread &thread : block.threads) {
+    if (thread.wait != Wait::Barrier)
+      continue;
+    if (reduction != -2 && thread.barrierReduction != reduction)
+      return format("threads %d and %d meet at different barriers (bar.sync "
+                    "and bar.red, or bar.red of different reductions)",
+                    block.threads[waiting].linear, thread.linear);
+    if (reduction == -2)
+      waiting = &thread - block.threads.data();
+    reduction = thread.barrierReduction;
+    count += thread.barrierPredicate;
+  }
+  int32_t arrived = 0;
+  for (const Thread &thread : block.threads)
+    arrived += thread.wait == Wait::Barrier;
+  int32_t result = 0;
+  switch (reduction) {
+  case Popc:
+    result = count;
+    break;
+  case And:
+    result = count == arrived;
+    break;
+  case Or:
+    result = count > 0;
+    break;
+  default:
+    break;
+  }
+  for (Thread &thread : block.threads)
+    if (thread.wait == Wait::Barrier) {
+      thread.barrierResult = result;
+      thread.wait = Wait::Runnable;
+    }
+  return {};
+}
+
+/// The order in which the blocks of a launch run: linear block ids (x
+/// fastest), as HOT_SIM_BLOCK_ORDER says.
+std::vector<int64_t> blockOrder(int64_t count) {
+  std::vector<int64_t> order(count);
+  for (int64_t i = 0; i < count; ++i)
+    order[i] = i;
+  const char *setting = std::getenv("HOT_SIM_BLOCK_ORDER");
+  std::string text = setting ? setting : "";
+  if (text.empty() || text == "forward")
+    return order;
+  if (text == "reverse") {
+    std::reverse(order.begin(), order.end());
+    return order;
+  }
+  if (text.rfind("shuffle:", 0) == 0) {
+    char *end = nullptr;
+    uint64_t state = std::strtoull(text.c_str() + 8, &end, 10);
+    if (end && *end == '\0' && end != text.c_str() + 8) {
+      // Fisher-Yates with a splitmix64 stream: the same seed, the same
+      // order on every machine.
+      for (int64_t i = count - 1; i > 0; --i) {
+        state += 0x9E3779B97F4A7C15ull;
+        uint64_t z = state;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        std::swap(order[i], order[z % uint64_t(i + 1)]);
+      }
+      return order;
+    }
+  }
+  fatal("mgpuLaunchKernel",
+        "HOT_SIM_BLOCK_ORDER must be forward, reverse or shuffle:SEED "
+        "(a decimal seed), not '" +
+            text + "'");
+}
+
 /// Runs the current block to completion; false after an error (reported).
 bool runBlock(const char *entry) {
   Block &block = sim.block;
@@ -148,9 +229,11 @@ bool runBlock(const char *entry) {
       return true;
     // Exited threads count as arrived (sm_70 and newer).
     if (atBarrier == live) {
-      for (Thread &thread : block.threads)
-        if (thread.wait == Wait::Barrier)
-          thread.wait = Wait::Runnable;
+      std::string error = releaseBarrier(block);
+      if (!error.empty()) {
+        reportError(entry, where(block) + ": " + error);
+        return false;
+      }
       continue;
     }
     std::string error, mismatch;
@@ -204,14 +287,14 @@ bool hot::simulator::runLaunch(const Launch &launch) {
   sim.abandoned = false;
 
   bool ok = true;
-  for (int32_t z = 0; ok && z < launch.grid[2]; ++z)
-    for (int32_t y = 0; ok && y < launch.grid[1]; ++y)
-      for (int32_t x = 0; ok && x < launch.grid[0]; ++x) {
-        block.ctaid[0] = x;
-        block.ctaid[1] = y;
-        block.ctaid[2] = z;
-        ok = runBlock(entry);
-      }
+  int64_t gx = launch.grid[0], gy = launch.grid[1];
+  for (int64_t id : blockOrder(gx * gy * launch.grid[2])) {
+    block.ctaid[0] = static_cast<int32_t>(id % gx);
+    block.ctaid[1] = static_cast<int32_t>(id / gx % gy);
+    block.ctaid[2] = static_cast<int32_t>(id / (gx * gy));
+    if (!(ok = runBlock(entry)))
+      break;
+  }
   block.launch = nullptr;
   return ok;
 }
@@ -264,5 +347,17 @@ extern "C" int32_t __hotsim_sreg(int32_t id) {
 extern "C" void *__hotsim_shared(void) { return currentBlock(__func__).shared; }
 
 extern "C" void __hotsim_barrier(void) {
-  waitAt(currentThread(__func__), Wait::Barrier);
+  Thread &thread = currentThread(__func__);
+  thread.barrierReduction = -1;
+  waitAt(thread, Wait::Barrier);
+}
+
+extern "C" int32_t __hotsim_barrier_red(int32_t kind, int32_t predicate) {
+  Thread &thread = currentThread(__func__);
+  if (kind != Popc && kind != And && kind != Or)
+    abandonLaunch(__func__, format("unknown bar.red reduction %d", kind));
+  thread.barrierReduction = kind;
+  thread.barrierPredicate = predicate != 0;
+  waitAt(thread, Wait::Barrier);
+  return thread.barrierResult;
 }

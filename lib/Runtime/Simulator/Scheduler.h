@@ -88,6 +88,11 @@ struct Thread {
   uint64_t committedGroups = 0;
   std::vector<PendingWgmma> wgmmas; // In issue order.
   uint64_t committedWgmmaGroups = 0;
+  /// At a barrier: the reduction of bar.red (-1 for bar.sync) and this
+  /// thread's predicate; once released, the block's reduction.
+  int32_t barrierReduction = -1;
+  bool barrierPredicate = false;
+  int32_t barrierResult = 0;
 };
 
 /// A kernel of a loaded module.
@@ -117,8 +122,11 @@ struct Block {
   std::vector<Thread> threads;
 };
 
-/// Runs every block of `launch` (z, y, x order, x fastest); false after an
-/// error, already reported, which abandoned the launch.
+/// Runs every block of `launch`, one at a time: in z, y, x order (x
+/// fastest), or as HOT_SIM_BLOCK_ORDER says (`reverse`, or `shuffle:SEED`
+/// for a fixed pseudo-random permutation), to show kernels that depend on
+/// the order in which blocks run; false after an error, already reported,
+/// which abandoned the launch.
 bool runLaunch(const Launch &launch);
 
 /// The calling kernel thread and its block; fatal outside a launch.
