@@ -61,7 +61,7 @@
 // WGMMA: memref.atomic_rmw addi
 // WGMMA: nvvm.barrier #nvvm.reduction<or>
 
-// ONE-NOT: split
+// ONE: remark: tensor-core kernel @hot_int_mma_s8_200x72x1008_t64x64x64_w64x32_s3_rescale01_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue{{$}}
 // ONE-NOT: hot_zero_i32
 // ONE-NOT: memref.atomic_rmw
 func.func @gw(%a: tensor<200x1000xi8>, %b: tensor<72x1000xi8>, %sa: tensor<f32>, %sb: tensor<72xf32>) -> tensor<200x72xf32> {
