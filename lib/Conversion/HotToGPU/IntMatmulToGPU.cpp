@@ -42,6 +42,8 @@ int64_t mlir::hot::getTypicalSMCount(StringRef chip) {
 static constexpr double kBlockLatency = 3, kTileExchange = 2,
                         kZeroLaunch = 5;
 static constexpr int64_t kMaxSplitK = 16;
+/// Rows go to grid.y, which CUDA bounds by 65535 blocks.
+static constexpr int64_t kMaxGridY = 65535;
 
 /// Operand bytes per MAC that L2 can feed an SM when every SM loads: H100
 /// ~40 bytes per clock per SM against 4096 int8 MACs; A100 ~33 against
@@ -96,6 +98,7 @@ static void chooseLaunch(const IntMatmulToGPUOptions &options,
         if ((tileM != options.tiling.tileM ||
              tileN != options.tiling.tileN) &&
             tileM >= 64 && tileN >= 64 &&
+            int64_t(llvm::divideCeil(spec.m, tileM)) <= kMaxGridY &&
             succeeded(verifyIntMmaTiling(tiling, spec.kind, reason)))
           tilings.push_back(tiling);
       }
@@ -195,8 +198,6 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   if (m == 0 || n == 0 || k == 0)
     return op.emitError("cannot lower to a tensor-core kernel: the product "
                         "has an empty dimension");
-  // Rows go to grid.y, which CUDA bounds by 65535 blocks.
-  constexpr int64_t kMaxGridY = 65535;
   if (llvm::divideCeil(m, options.tiling.tileM) > kMaxGridY)
     return op.emitError() << "cannot lower to a tensor-core kernel: " << m
                           << " rows need more than " << kMaxGridY

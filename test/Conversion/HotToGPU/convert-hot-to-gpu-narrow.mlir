@@ -91,18 +91,18 @@ func.func @truncated(%a: tensor<8x48xi8>, %b: tensor<16x48xi8>, %s: tensor<f32>)
 //   CHECK-NOT:   arith.truncf
 //   CHECK-NOT:   linalg.generic
 //       CHECK:   %[[BF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x16xbf16>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_bf16 {{.*}} %[[BF]] : memref<8x16xbf16>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_bf16 {{.*}} %[[BF]] : memref<8x16xbf16>
 //       CHECK:   %[[H:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8x16xf16>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f16 {{.*}} %[[H]] : memref<8x16xf16>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f16 {{.*}} %[[H]] : memref<8x16xf16>
 //   CHECK-NOT:   arith.truncf
 //   CHECK-NOT:   linalg.generic
 //       CHECK:   return
-//       CHECK: gpu.func @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_bf16
+//       CHECK: gpu.func @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_bf16
 //       CHECK:   arith.truncf %{{.*}} : f32 to bf16
-//       CHECK: gpu.func @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f16
+//       CHECK: gpu.func @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f16
 //       CHECK:   arith.truncf %{{.*}} : f32 to f16
-// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_bf16: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue with its truncation to 'bf16'
-// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f16: {{.*}} with its truncation to 'f16'
+// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_bf16: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue with its truncation to 'bf16'
+// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f16: {{.*}} with its truncation to 'f16'
 
 // -----
 
@@ -119,15 +119,15 @@ func.func @not_fused(%a: tensor<8x48xi8>, %b: tensor<16x48xi8>, %s: tensor<f32>)
 }
 
 // CHECK-LABEL: func.func @not_fused
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f32
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32
 //       CHECK:   %[[Y:.*]] = bufferization.to_tensor %{{.*}} : memref<8x16xf32> to tensor<8x16xf32>
 //       CHECK:   arith.truncf %[[Y]] to_nearest_away : tensor<8x16xf32> to tensor<8x16xbf16>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f32
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32
 //       CHECK:   %[[Y2:.*]] = bufferization.to_tensor %{{.*}} : memref<8x16xf32> to tensor<8x16xf32>
 //       CHECK:   %[[T2:.*]] = arith.truncf %[[Y2]] : tensor<8x16xf32> to tensor<8x16xbf16>
 //       CHECK:   return %{{.*}}, %[[T2]], %[[Y2]]
-// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue{{$}}
-// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t128x128x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue{{$}}
+// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue; 64x64 tiles: faster than 128x128 on 108 SMs by the model of the kernel's time{{$}}
+// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue; 64x64 tiles: faster than 128x128 on 108 SMs by the model of the kernel's time{{$}}
 
 
 // -----

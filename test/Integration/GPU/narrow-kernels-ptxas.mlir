@@ -23,8 +23,8 @@
 // PTX90-LABEL: .entry hot_int_mma_wgmma_s8_394x768x768_t64x64x128_s4_rescale00_bf16(
 // PTX: cvt.rn.bf16x2.f32
 // PTX: st.global.b32
-// PTX80-LABEL: .entry hot_int_mma_s8_768x768x208_t64x64x64_w64x32_s3_rescale00_bf16(
-// PTX90-LABEL: .entry hot_int_mma_wgmma_s8_768x768x208_t64x64x128_s4_rescale00_bf16(
+// PTX80-LABEL: .entry hot_int_mma_s8_768x768x208_t64x128x64_w64x32_s3_rescale00_bf16(
+// PTX90-LABEL: .entry hot_int_mma_wgmma_s8_768x768x208_t64x128x128_s4_rescale00_bf16(
 // PTX: cvt.rn.bf16x2.f32
 // gy's and x's statistics and quantize kernels, W's Hadamard: bf16 loads,
 // extended by integer moves on sm_80 and by cvt.f32.bf16 on sm_90. The
