@@ -102,16 +102,22 @@ func.func @{name}(%gy: tensor<{n}x{o}xf32>, %seed: i64)
 """
 
 
-def gemm_variants(chip):
+def gemm_variants(chip, product):
     """(file suffix, extra hot-lower-to-nvvm options) of each GEMM module: the
-    chip's default kernel and, on sm_90a, two other wgmma tilings and the
-    mma.sync kernel (what sm_90 gets) for comparison."""
+    chip's default kernel (tiles and K split as the lowering's model chooses
+    them) and, on sm_90a, two other wgmma tilings and the mma.sync kernel
+    (what sm_90 gets) for comparison. For gw (few output tiles, K = the
+    tokens), also no K split, and 128x128 tiles split in 3: what calibrates
+    the model."""
     variants = [("", "")]
     if chip == "sm_90a":
         # 128x256 tiles (one block per SM); 64-byte K tiles in 6 stages (99 KiB:
         # two blocks per SM); the mma.sync kernel.
         variants += [("_n256", " tile-n=256"), ("_k64", " tile-k=64 stages=6"),
                      ("_mma", " wgmma=0")]
+    if product == "gw":
+        variants += [("_nosplit", " split-k=1"),
+                     ("_split3", " tile-m=128 tile-n=128 split-k=3")]
     return variants
 
 
@@ -198,7 +204,7 @@ def main():
                 ("gemm", f"gw_{layer}", (o, i, n_hla), "gw = gyᵀ·x after HLA"),
             ]
             variants = [(entry, variant) for entry in entries
-                        for variant in gemm_variants(args.chip)]
+                        for variant in gemm_variants(args.chip, entry[1][:2])]
             for (kind, name, (m, nn, k), what), (suffix, extra) in variants:
                 so = out / f"{name}{suffix}.so"
                 pipeline = lower_to_nvvm + extra
@@ -225,13 +231,15 @@ def main():
             # written K-major by their quantize kernels): whether the
             # quantize kernels' 8-byte K-major stores beat them. On sm_90a,
             # the bf16 graph with mma.sync products too: the layer's figure
-            # even if the wgmma kernel fails on the device.
+            # even if the wgmma kernel fails on the device. And the bf16
+            # graph without K splits: what they bring to the layer.
             layer_variants = [
                 ("", "", "", "f32"),
                 ("_unshared", " share-statistics=0", "", "f32"),
                 ("_lqs", "", traffic.LQS, "f32"),
                 ("_bf16", "", "", "bf16"),
-                ("_bf16_transposed", " fuse-transposes=0", "", "bf16")]
+                ("_bf16_transposed", " fuse-transposes=0", "", "bf16"),
+                ("_bf16_nosplit", " split-k=1", "", "bf16")]
             if args.chip == "sm_90a":
                 layer_variants.append(("_bf16_mma", " wgmma=0", "", "bf16"))
             for suffix, extra, rewrite, dtype in layer_variants:

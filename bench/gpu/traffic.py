@@ -7,7 +7,9 @@
 """A static traffic model of one ViT-B linear layer's HOT backward on the GPU: the layer module
 of export.py through `hot-rewrite-backward-matmuls` and `convert-hot-to-gpu{chip=...}`, and for
 every `gpu.launch_func` the bytes of the buffers it is given (each counted once: read or
-written; a GEMM's re-reads of operand tiles, which L2 mostly serves, are not counted). Memory
+written; a GEMM's re-reads of operand tiles, which L2 mostly serves, are not counted; a GEMM
+split along K counts its workspace once, though the last block of each tile reads back what the
+others wrote, mostly from L2). Memory
 bound kernels move about that much; the table compares the lowering as generated with
 `share-statistics=0` (every per-tensor quantize's max in a pass of its own), with LQS's finer
 scales (per token on gx, per output channel on gw) and, for the bf16 graph (bf16 x, W, gy and
@@ -182,7 +184,7 @@ def separate_casts(o, i, tokens):
 
 def kind(name):
     """The kernel's family, without its shape suffixes."""
-    for prefix in ("int_mma_wgmma", "int_mma", "transpose", "block_hadamard",
+    for prefix in ("int_mma_wgmma", "int_mma", "transpose", "block_hadamard", "zero_i32",
                    "hadamard_quantize_row", "hadamard_quantize_tensor", "hadamard_absmax",
                    "hadamard_scale"):
         if name.startswith("hot_" + prefix):

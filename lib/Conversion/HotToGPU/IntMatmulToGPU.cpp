@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <limits>
 
@@ -228,6 +229,7 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   int64_t sms =
       options.smCount > 0 ? options.smCount : getTypicalSMCount(options.chip);
   spec.tiling = options.tiling;
+  IntMmaKernelSpec plain = spec;
   chooseLaunch(options, spec, sms);
   bool retiled = spec.tiling.tileM != options.tiling.tileM ||
                  spec.tiling.tileN != options.tiling.tileN;
@@ -289,17 +291,21 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
       remark << " with its truncation to " << spec.epilogue.resultElementType;
     if (retiled)
       remark << "; " << spec.tiling.tileM << "x" << spec.tiling.tileN
-             << " tiles: faster than " << options.tiling.tileM << "x"
-             << options.tiling.tileN << " on " << sms
-             << " SMs by the model of the kernel's time";
-    if (spec.splitK > 1) {
+             << " tiles";
+    if (spec.splitK > 1)
       remark << "; K split in " << spec.splitK << " (" << spec.getNumTiles()
-             << " tiles of " << spec.getNumKTiles() << " K steps";
-      if (options.splitK == 0)
-        remark << " on " << sms << " SMs";
-      remark << "): the last block of each tile adds the " << spec.splitK
-             << " partial products";
-    }
+             << " tiles of " << spec.getNumKTiles()
+             << " K steps): the last block of each tile adds the "
+             << spec.splitK << " partial products";
+    if (retiled || (spec.splitK > 1 && options.splitK == 0))
+      remark << " (the model of the kernel's time on " << sms << " SMs: "
+             << llvm::formatv("{0:F1}", modelTime(spec, sms, options.chip))
+                    .str()
+             << " against "
+             << llvm::formatv("{0:F1}", modelTime(plain, sms, options.chip))
+                    .str()
+             << " for " << options.tiling.tileM << "x" << options.tiling.tileN
+             << " tiles unsplit)";
   }
 
   // Everything after the last operand: with a fused rescale its scales too.

@@ -41,7 +41,7 @@ func.func @too_many_rows(%a: tensor<8388609x32xi8>, %b: tensor<32x16xi8>) -> ten
 // Exactly 65535 blocks of 128 rows fit (and tiles of 64 rows are not
 // considered).
 func.func @max_rows(%a: tensor<8388480x32xi8>, %b: tensor<32x16xi8>) -> tensor<8388480x16xi32> {
-  // expected-remark @below {{tensor-core kernel @hot_int_mma_s8_8388480x16x32_t128x64x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); 128x64 tiles: faster than 128x128 on 108 SMs by the model of the kernel's time}}
+  // expected-remark @below {{tensor-core kernel @hot_int_mma_s8_8388480x16x32_t128x64x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); 128x64 tiles (the model of the kernel's time on 108 SMs}}
   // expected-remark @below {{rhs is not K-contiguous}}
   %acc = hot.int_matmul %a, %b : tensor<8388480x32xi8>, tensor<32x16xi8> -> tensor<8388480x16xi32>
   return %acc : tensor<8388480x16xi32>

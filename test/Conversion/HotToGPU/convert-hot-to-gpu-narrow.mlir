@@ -126,8 +126,8 @@ func.func @not_fused(%a: tensor<8x48xi8>, %b: tensor<16x48xi8>, %s: tensor<f32>)
 //       CHECK:   %[[Y2:.*]] = bufferization.to_tensor %{{.*}} : memref<8x16xf32> to tensor<8x16xf32>
 //       CHECK:   %[[T2:.*]] = arith.truncf %[[Y2]] : tensor<8x16xf32> to tensor<8x16xbf16>
 //       CHECK:   return %{{.*}}, %[[T2]], %[[Y2]]
-// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue; 64x64 tiles: faster than 128x128 on 108 SMs by the model of the kernel's time{{$}}
-// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue; 64x64 tiles: faster than 128x128 on 108 SMs by the model of the kernel's time{{$}}
+// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue; 64x64 tiles (the model of the kernel's time on 108 SMs: {{.*}}){{$}}
+// REMARK: remark: tensor-core kernel @hot_int_mma_s8_8x16x48_t64x64x64_w64x32_s3_rescale00_f32: s8 mma.sync m16n8k32 (operands on an 8-bit grid), hot.rescale fused into the epilogue; 64x64 tiles (the model of the kernel's time on 108 SMs: {{.*}}){{$}}
 
 
 // -----

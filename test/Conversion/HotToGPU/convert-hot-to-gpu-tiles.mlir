@@ -15,14 +15,14 @@
 // ViT-B proj's gw, 768 x 768, K = 6464: 36 blocks of 128 x 128 would leave
 // most SMs idle; 72 of 64 x 128 (or, with the tiles fixed, 3 splits of K)
 // fill more of them.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t64x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); 64x128 tiles: faster than 128x128 on 132 SMs by the model of the kernel's time{{$}}
-// A100: remark: tensor-core kernel @hot_int_mma_s8_768x768x6464_t64x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); 64x128 tiles: faster than 128x128 on 108 SMs by the model of the kernel's time{{$}}
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t64x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); 64x128 tiles (the model of the kernel's time on 132 SMs: 35.6 against 54.0 for 128x128 tiles unsplit){{$}}
+// A100: remark: tensor-core kernel @hot_int_mma_s8_768x768x6464_t64x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); 64x128 tiles (the model of the kernel's time on 108 SMs: 28.2 against 53.5 for 128x128 tiles unsplit){{$}}
 // With 36 SMs to fill, 36 blocks do.
 // FEW: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
-// FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t128x128x128_s4_split3_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); K split in 3 (36 tiles of 51 K steps on 132 SMs): the last block of each tile adds the 3 partial products{{$}}
+// FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t128x128x128_s4_split3_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); K split in 3 (36 tiles of 51 K steps): the last block of each tile adds the 3 partial products (the model of the kernel's time on 132 SMs: 37.7 against 54.0 for 128x128 tiles unsplit){{$}}
 // NOSPLIT: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t64x128x128_s4_i32:
 // A split given by option is used as is (51 K steps: 5 splits of 11, the last 7).
-// SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_{{.*}}_split5_i32: {{.*}}; K split in 5 (
+// SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_{{.*}}_split5_i32: {{.*}}; K split in 5 ({{.*}} of 51 K steps){{.*}}partial products{{$}}
 func.func @gw_proj(%a: tensor<768x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<768x768xi32> {
   %c = hot.int_matmul %a, %b transposed : tensor<768x6464xi8>, tensor<768x6464xi8> -> tensor<768x768xi32>
   return %c : tensor<768x768xi32>
@@ -30,8 +30,8 @@ func.func @gw_proj(%a: tensor<768x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<7
 
 // ViT-B fc1's gw, 3072 x 768: 144 blocks of 128 x 128 are 1.09 waves on 132
 // SMs; split in 3, 432 blocks are 3.3 waves of a third of the work.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x128x128_s4_split3_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); K split in 3 (144 tiles of 51 K steps on 132 SMs): the last block of each tile adds the 3 partial products{{$}}
-// A100: remark: tensor-core kernel @hot_int_mma_s8_3072x768x6464_t128x128x64_w64x32_s3_split3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); K split in 3 (144 tiles of 101 K steps on 108 SMs): the last block of each tile adds the 3 partial products{{$}}
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x128x128_s4_split3_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); K split in 3 (144 tiles of 51 K steps): the last block of each tile adds the 3 partial products (the model of the kernel's time on 132 SMs: 137.2 against 165.4 for 128x128 tiles unsplit){{$}}
+// A100: remark: tensor-core kernel @hot_int_mma_s8_3072x768x6464_t128x128x64_w64x32_s3_split3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); K split in 3 (144 tiles of 101 K steps): the last block of each tile adds the 3 partial products (the model of the kernel's time on 108 SMs: 99.0 against 107.0 for 128x128 tiles unsplit){{$}}
 // NOSPLIT: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x128x128_s4_i32:
 // SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_{{.*}}_split5_i32: {{.*}}; K split in 5 (
 func.func @gw_fc1(%a: tensor<3072x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<3072x768xi32> {
@@ -48,7 +48,7 @@ func.func @gx_proj(%a: tensor<12608x768xi8>, %b: tensor<768x768xi8>) -> tensor<1
 }
 
 // One K step: the smallest tiles waste the fewest MACs; nothing to split.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_t64x64x128_s4_i32: s8 wgmma.mma_async m64n64k32 (sm_90a has warpgroup MMA); 64x64 tiles: faster than 128x128 on 132 SMs by the model of the kernel's time{{$}}
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_t64x64x128_s4_i32: s8 wgmma.mma_async m64n64k32 (sm_90a has warpgroup MMA); 64x64 tiles (the model of the kernel's time on 132 SMs: 3.2 against 4.0 for 128x128 tiles unsplit){{$}}
 // H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_1x1x32_t64x64x128_s4_i32:
 // FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
 // SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_{{[^_]*}}_s4_i32:
