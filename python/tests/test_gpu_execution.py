@@ -22,7 +22,7 @@ from gpu_cases import (check_gw_given_x, COLS, MODULE, NARROW_LAYER_GRANULARITIE
                        _int_matmul_module, _same_bits, _sawb_module, arch_specific_chip_or_skip,
                        check_narrow_layer, check_per_col_quantize, check_quantize_pair,
                        check_shared_statistics, compile_gpu, device_or_skip, SPLIT_K_LAYER_SHAPE)
-from hot import reference, runner
+from hot import demo, reference, runner
 
 
 @pytest.fixture(scope="module", params=["cuda", "simulator"])
@@ -163,6 +163,33 @@ def test_split_k_layer_on_gpu(device, tmp_path, monkeypatch, granularity, arch_s
         return compile_gpu(text, device, tmp_path, chip, "split-k=3")
 
     check_narrow_layer(compile_split, SPLIT_K_LAYER_SHAPE, "bf16", granularity)
+
+
+def test_training_step_on_gpu(device, tmp_path):
+    """A whole training step on the GPU: the bundled ViT block (torch-mlir export) through
+    hot-training-pipeline, its hot ops as the HOT kernels and everything else (softmax,
+    layer norms, GELU, the bias gradients' reductions, ...) through the generic linalg
+    mapping, on the demo's inputs: every result equals the CPU path's bit for bit. The
+    reductions run inside their kernels (hot-parallel-dims-outermost), so the step is one chain
+    of launches with one host synchronization."""
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is None:
+        pytest.skip("needs hot-opt to rewrite the fixture")
+    text = subprocess.run([hot_opt, str(demo.FIXTURE), "--hot-training-pipeline=remarks=false"],
+                          capture_output=True, text=True, check=True).stdout
+    lowered = subprocess.run([hot_opt, f"--hot-lower-to-nvvm=chip={_chip(device)} format=isa"],
+                             input=text, capture_output=True, text=True, check=True).stdout
+    assert lowered.count("llvm.call @mgpuStreamSynchronize") == 1
+    gpu = compile_gpu(text, device, tmp_path)
+    cpu = runner.compile_module(text, cache_dir=tmp_path)
+    names, _ = demo.header_names(demo.FIXTURE.read_text())
+    args, _, _, _ = demo.load_inputs(cpu.signatures["train_step"], names)
+    args[-1] = -987654321  # the stochastic-rounding seed
+    want = cpu.train_step(*args)
+    got = gpu.train_step(*args)
+    assert len(got) == len(want) == 12
+    for k, (g, w) in enumerate(zip(got, want)):
+        _same_bits(np.asarray(g), np.asarray(w))
 
 
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])

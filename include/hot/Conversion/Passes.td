@@ -297,6 +297,26 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
 // hot-tile-parallel-loops
 //===----------------------------------------------------------------------===//
 
+def ParallelDimsOutermostPass
+    : Pass<"hot-parallel-dims-outermost", "mlir::func::FuncOp"> {
+  let summary = "Put every linalg op's reduction loops inside its parallel "
+                "ones";
+  let description = [{
+    `convert-linalg-to-parallel-loops` keeps a linalg op's loop order: a
+    reduction dim before a parallel one (a bias gradient summing `[tokens,
+    channels]` over the tokens, `linalg.reduce` over dim 0, ...) becomes a
+    sequential `scf.for` around the `scf.parallel`, which the GPU mapping
+    leaves on the host, so every reduction step is a kernel launch of its
+    own, followed by a host synchronization. This pass interchanges the
+    loops of such ops (generalizing named ones) so that the parallel dims
+    come first, each group in its own order. Each element then accumulates
+    over the reduction dims in the same order as before, so the results are
+    the same bit for bit, and the mapping makes one kernel in which each
+    thread runs its reduction.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TileParallelLoopsPass
     : Pass<"hot-tile-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Tile scf.parallel loops so that gpu-map-parallel-loops maps "

@@ -66,6 +66,8 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   // Host buffers in managed memory and copies as linalg ops, so that the
   // kernels can use every buffer.
   pm.addNestedPass<func::FuncOp>(createAllocateManagedMemoryPass());
+  // Reductions inside the kernels, not host loops of launches.
+  pm.addNestedPass<func::FuncOp>(createParallelDimsOutermostPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // Iterations in tiles of 256 threads, not one-thread blocks.
   pm.addNestedPass<func::FuncOp>(createTileParallelLoopsPass());
