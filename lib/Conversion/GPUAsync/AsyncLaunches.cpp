@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::hot {
@@ -98,6 +99,7 @@ void chainLaunches(Block &block) {
 
   OpBuilder builder(block.getParentOp()->getContext());
   Value token;
+  int64_t launches = 0;
   // The frees taken into a chain, and their blocking waits, erased after
   // the walk.
   llvm::SmallPtrSet<Operation *, 8> chained;
@@ -125,6 +127,7 @@ void chainLaunches(Block &block) {
                     .getAsyncToken();
       }
       token = makeAsync(builder, &op, token);
+      ++launches;
       continue;
     }
     if (!token ||
@@ -133,6 +136,25 @@ void chainLaunches(Block &block) {
     builder.setInsertionPoint(&op);
     gpu::WaitOp::create(builder, op.getLoc(), Type(), ValueRange{token});
     token = Value();
+    // Where the host waits other than at a function's end: a remark says
+    // why, so that a step's extra synchronizations can be found.
+    bool functionEnd = op.hasTrait<OpTrait::IsTerminator>() &&
+                       isa<FunctionOpInterface>(op.getParentOp());
+    if (!functionEnd && launches > 0) {
+      InFlightDiagnostic remark = op.emitRemark();
+      remark << "the host waits here for the " << launches
+             << " kernel launch" << (launches == 1 ? "" : "es")
+             << " before it: ";
+      if (op.hasTrait<OpTrait::IsTerminator>())
+        remark << "they end the body of '" << op.getParentOp()->getName()
+               << "', which waits for them each time it runs";
+      else if (isa<gpu::AsyncOpInterface>(op))
+        remark << "'" << op.getName()
+               << "' is a GPU op with its own stream order, left alone";
+      else
+        remark << "'" << op.getName() << "' may touch memory on the host";
+    }
+    launches = 0;
   }
   for (Operation *op : erased)
     op->erase();

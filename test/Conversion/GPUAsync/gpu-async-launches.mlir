@@ -1,4 +1,13 @@
 // RUN: hot-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(hot-gpu-async-launches))" | FileCheck %s
+// RUN: hot-opt %s --split-input-file --pass-pipeline="builtin.module(func.func(hot-gpu-async-launches))" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// Where the host waits before a function's end, a remark says why.
+// REMARK: gpu-async-launches.mlir:[[@LINE+33]]:10: remark: the host waits here for the 2 kernel launches before it: 'memref.load' may touch memory on the host
+// REMARK: remark: the host waits here for the 1 kernel launch before it: 'memref.store' may touch memory on the host
+// REMARK: remark: the host waits here for the 1 kernel launch before it: 'scf.for' may touch memory on the host
+// REMARK: remark: the host waits here for the 2 kernel launches before it: they end the body of 'scf.for', which waits for them each time it runs
+// REMARK: remark: the host waits here for the 1 kernel launch before it: 'gpu.wait' is a GPU op with its own stream order, left alone
+// REMARK-NOT: remark
 
 // Two launches with an allocation and a view between them: the allocation
 // moves before the first launch, both launches chain on one token (one
