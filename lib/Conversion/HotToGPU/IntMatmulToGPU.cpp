@@ -43,6 +43,9 @@ int64_t mlir::hot::getTypicalSMCount(StringRef chip) {
 static constexpr double kBlockLatency = 3, kTileExchange = 2,
                         kZeroLaunch = 5;
 static constexpr int64_t kMaxSplitK = 16;
+/// The largest workspace an automatic split may take (every split's
+/// accumulators): 256 MiB.
+static constexpr int64_t kMaxAutoWorkspaceBytes = int64_t(256) << 20;
 /// Rows go to grid.y, which CUDA bounds by 65535 blocks.
 static constexpr int64_t kMaxGridY = 65535;
 
@@ -83,7 +86,8 @@ static double modelTime(const IntMmaKernelSpec &spec, int64_t sms,
 /// options' tiling, or with autoTiles also each halving of tile-m and/or
 /// tile-n down to 64 that the kind can build; the options' split-k (at most
 /// one split per K tile; counts that give the same split sizes are one
-/// candidate), or with 0 every count up to kMaxSplitK. Of these, the one
+/// candidate), or with 0 every count up to kMaxSplitK whose workspace fits
+/// kMaxAutoWorkspaceBytes. Of these, the one
 /// that modelTime finds fastest on `sms` SMs; ties keep the larger tiles
 /// (the wider first: wgmma's N is the tile's), then the smaller split.
 static void chooseLaunch(const IntMatmulToGPUOptions &options,
@@ -114,6 +118,9 @@ static void chooseLaunch(const IntMatmulToGPUOptions &options,
     for (int64_t splitK = first; splitK <= last; ++splitK) {
       candidate.splitK = llvm::divideCeil(kTiles, llvm::divideCeil(
                                                       kTiles, splitK));
+      if (options.splitK == 0 &&
+          candidate.getWorkspaceWords() * 4 > kMaxAutoWorkspaceBytes)
+        break;
       double time = modelTime(candidate, sms, options.chip);
       if (time < bestTime) {
         best = candidate;
