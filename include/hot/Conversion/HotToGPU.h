@@ -116,10 +116,10 @@ SmallVector<Type> getIntMmaKernelArgumentTypes(MLIRContext *ctx,
 
 /// Builds (or finds, when one with the same spec exists) the `gpu.func`
 /// kernel of `spec` in `module`: a grid of ceil(N / tileN) x ceil(M / tileM)
-/// x splitK blocks of `tiling.numThreads(kind)` threads. Operands go global -> shared
-/// with 16-byte `nvgpu.device_async_copy` (zero-filled beyond M, N and K)
-/// through a `stages`-deep pipeline of async groups, into XOR-swizzled shared
-/// tiles. For mma.sync kinds, warps read them with `nvgpu.ldmatrix` and
+/// x splitK blocks of `tiling.numThreads(kind)` threads. Operands go global ->
+/// shared with 16-byte `nvgpu.device_async_copy` (zero-filled beyond M, N and
+/// K) through a `stages`-deep pipeline of async groups, into XOR-swizzled
+/// shared tiles. For mma.sync kinds, warps read them with `nvgpu.ldmatrix` and
 /// multiply with `nvgpu.mma.sync`; for WgmmaS8 the swizzle is the hardware's
 /// (128, 64 or 32 bytes, by tileKBytes) and warpgroups multiply with
 /// `nvvm.wgmma.mma_async`, one group in flight while the next tile is
@@ -271,6 +271,33 @@ int64_t getTypicalSMCount(StringRef chip);
 /// every memref operand, so that launches created on tensors pass through
 /// ownership-based buffer deallocation.
 void registerLaunchFuncMemoryEffects(DialectRegistry &registry);
+
+/// Rows go to grid.y, which CUDA bounds by 65535 blocks.
+inline constexpr int64_t kMaxGridY = 65535;
+
+struct IntMatmulToGPUOptions;
+
+/// The modelled time of the kernel of `spec` (its tiling and split) on `sms`
+/// SMs of `chip`, in units of one 128-byte K step of a 128 x 128 tile at the
+/// tensor cores' full rate: waves of blocks (about one per SM at a time),
+/// each K step bound by the MACs or by the operand loads (L2's bandwidth
+/// shared by the busy SMs), a block's fixed latency and, with split K, the
+/// exchange of partial tiles and the launch that zeroes the counters.
+/// Estimates from public figures (LaunchModel.cpp), to be calibrated on a
+/// device.
+double modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
+                       StringRef chip);
+
+/// Sets the tiling and K split of `spec` (whose shape and kind are set): of
+/// the options' tiling (with autoTiles also each halving of tile-m and/or
+/// tile-n down to 64 that the kind can build and grid.y allows) and the
+/// options' split-k (at most one split per K tile; with 0 every count up to
+/// 16 whose workspace stays within 256 MiB; counts that give the same split
+/// sizes are one candidate), the one modelIntMmaTime finds fastest on `sms`
+/// SMs; ties keep the larger tiles (the wider first: wgmma's N is the
+/// tile's), then the smaller split.
+void chooseIntMmaLaunch(const IntMatmulToGPUOptions &options,
+                        IntMmaKernelSpec &spec, int64_t sms);
 
 /// Options of the int_matmul -> tensor-core kernel rewrite.
 struct IntMatmulToGPUOptions {

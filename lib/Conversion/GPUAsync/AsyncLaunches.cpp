@@ -142,9 +142,8 @@ void chainLaunches(Block &block) {
                        isa<FunctionOpInterface>(op.getParentOp());
     if (!functionEnd && launches > 0) {
       InFlightDiagnostic remark = op.emitRemark();
-      remark << "the host waits here for the " << launches
-             << " kernel launch" << (launches == 1 ? "" : "es")
-             << " before it: ";
+      remark << "the host waits here for the " << launches << " kernel launch"
+             << (launches == 1 ? "" : "es") << " before it: ";
       if (op.hasTrait<OpTrait::IsTerminator>())
         remark << "they end the body of '" << op.getParentOp()->getName()
                << "', which waits for them each time it runs";

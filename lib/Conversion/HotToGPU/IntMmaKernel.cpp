@@ -428,9 +428,8 @@ gpu::GPUFuncOp mlir::hot::buildZeroKernel(OpBuilder &builder, Location loc,
       arith::MulIOp::create(b, gpu::BlockIdOp::create(b, gpu::Dimension::x),
                             arith::ConstantIndexOp::create(b, threads)),
       gpu::ThreadIdOp::create(b, gpu::Dimension::x));
-  Value inside = arith::CmpIOp::create(
-      b, arith::CmpIPredicate::ult, index,
-      arith::ConstantIndexOp::create(b, size));
+  Value inside = arith::CmpIOp::create(b, arith::CmpIPredicate::ult, index,
+                                       arith::ConstantIndexOp::create(b, size));
   auto guard = scf::IfOp::create(b, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(guard.thenBlock());
   memref::StoreOp::create(b, arith::ConstantIntOp::create(b, 0, 32),

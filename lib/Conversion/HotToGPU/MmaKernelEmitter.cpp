@@ -266,8 +266,8 @@ void MmaKernelEmitter::emitSplitKEpilogue(
   // before it); a fence after the count acquires the other blocks' stores
   // for the last one, which the reducing barrier tells every thread.
   gpu::BarrierOp::create(b);
-  auto gpuScope = NVVM::MemScopeKindAttr::get(b.getContext(),
-                                              NVVM::MemScopeKind::GPU);
+  auto gpuScope =
+      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::GPU);
   auto count = scf::IfOp::create(
       b, TypeRange{b.getI1Type()},
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)),
@@ -285,16 +285,17 @@ void MmaKernelEmitter::emitSplitKEpilogue(
                b, arith::CmpIPredicate::eq, before,
                arith::ConstantIntOp::create(b, spec.splitK - 1, 32))});
     b.setInsertionPointToStart(count.elseBlock());
-    scf::YieldOp::create(b,
-                         ValueRange{arith::ConstantIntOp::create(b, 0, 1)});
+    scf::YieldOp::create(b, ValueRange{arith::ConstantIntOp::create(b, 0, 1)});
   }
   Value predicate =
       arith::ExtUIOp::create(b, b.getI32Type(), count.getResult(0));
-  Value anyLast = NVVM::BarrierOp::create(
-      b, b.getI32Type(), /*barrierId=*/Value(), /*numberOfThreads=*/Value(),
-      NVVM::BarrierReductionAttr::get(b.getContext(),
-                                      NVVM::BarrierReduction::OR),
-      predicate).getRes();
+  Value anyLast =
+      NVVM::BarrierOp::create(b, b.getI32Type(), /*barrierId=*/Value(),
+                              /*numberOfThreads=*/Value(),
+                              NVVM::BarrierReductionAttr::get(
+                                  b.getContext(), NVVM::BarrierReduction::OR),
+                              predicate)
+          .getRes();
   Value isLast = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, anyLast,
                                        arith::ConstantIntOp::create(b, 0, 32));
   emitIfThen(b, isLast, [&] {

@@ -178,8 +178,8 @@ void WgmmaEmitter::emit() {
   Value lastGroup = loadPrologue(ahead);
 
   Value zero = LLVM::ZeroOp::create(b, accType);
-  auto loop = scf::ForOp::create(b, cst(0), kTileBound(), cst(1),
-                                 ValueRange{zero});
+  auto loop =
+      scf::ForOp::create(b, cst(0), kTileBound(), cst(1), ValueRange{zero});
   {
     OpBuilder::InsertionGuard insertion(b);
     b.setInsertionPointToStart(loop.getBody());

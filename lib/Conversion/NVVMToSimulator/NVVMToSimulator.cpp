@@ -331,8 +331,7 @@ LogicalResult Rewriter::rewrite(Operation *op) {
   if (auto barrier = dyn_cast<NVVM::BarrierOp>(op);
       barrier && barrier.getReductionOp() && !barrier.getBarrierId() &&
       !barrier.getNumberOfThreads()) {
-    Value kind = constant(
-        loc, static_cast<int64_t>(*barrier.getReductionOp()));
+    Value kind = constant(loc, static_cast<int64_t>(*barrier.getReductionOp()));
     Value result = call(loc, "__hotsim_barrier_red", i32,
                         {kind, barrier.getReductionPredicate()});
     barrier.getRes().replaceAllUsesWith(result);

@@ -1,0 +1,111 @@
+//===- LaunchModel.cpp - Chips, and the tiles and K split of a product ----===//
+//
+// Part of the hot project: HOT (Hadamard-based Optimized Training) in MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hot/Conversion/HotToGPU.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::hot;
+
+bool mlir::hot::hasNativeInt4TensorCores(StringRef chip) {
+  return llvm::is_contained({"sm_80", "sm_86", "sm_87", "sm_89"}, chip);
+}
+
+bool mlir::hot::hasWarpgroupMma(StringRef chip) { return chip == "sm_90a"; }
+
+int64_t mlir::hot::getTypicalSMCount(StringRef chip) {
+  return llvm::StringSwitch<int64_t>(chip)
+      .Case("sm_80", 108)              // A100
+      .Case("sm_86", 84)               // A40 (RTX 3090: 82)
+      .Case("sm_87", 16)               // Jetson AGX Orin
+      .Case("sm_89", 128)              // RTX 4090
+      .Cases({"sm_90", "sm_90a"}, 132) // H100 / H200 SXM
+      .Default(108);
+}
+
+/// The model of chooseIntMmaLaunch, in units of one K step of 128 bytes of a
+/// 128 x 128 output tile at the tensor cores' full rate (~0.28 us on an H100
+/// SM: 2M int8 MACs at 4096 per clock). Estimates from public figures, to be
+/// calibrated on a device: a block's fixed latency (pipeline fill,
+/// epilogue) ~3 units; storing or loading a 128 x 128 i32 accumulator tile
+/// (64 KiB at ~64 bytes per clock per SM) ~2; the launch that zeroes the
+/// tile counters ~5.
+static constexpr double kBlockLatency = 3, kTileExchange = 2, kZeroLaunch = 5;
+static constexpr int64_t kMaxSplitK = 16;
+/// The largest workspace an automatic split may take (every split's
+/// accumulators): 256 MiB.
+static constexpr int64_t kMaxAutoWorkspaceBytes = int64_t(256) << 20;
+
+/// Operand bytes per MAC that L2 can feed an SM when every SM loads: H100
+/// ~40 bytes per clock per SM against 4096 int8 MACs; A100 ~33 against
+/// 2048. So 128 x 128 tiles, which load 1/64 byte per MAC, are bound by L2 on
+/// Hopper when the chip is full, and small tiles more so.
+static double getL2BytesPerMac(StringRef chip) {
+  return chip.starts_with("sm_90") ? 0.01 : 0.016;
+}
+
+double mlir::hot::modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
+                                  StringRef chip) {
+  const IntMmaTiling &t = spec.tiling;
+  constexpr double unit = 128.0 * 128 * 128;
+  double area = double(t.tileM * t.tileN) / (128 * 128);
+  int64_t blocks = spec.getNumTiles() * spec.splitK;
+  double busy = double(std::min(blocks, sms)) / double(sms);
+  double macs = double(t.tileM * t.tileN * t.tileKBytes) / unit;
+  double loads = double((t.tileM + t.tileN) * t.tileKBytes) /
+                 getL2BytesPerMac(chip) / unit * busy;
+  double work = double(spec.getKTilesPerSplit()) * std::max(macs, loads);
+  double waves = double(llvm::divideCeil(blocks, sms));
+  if (spec.splitK == 1)
+    return waves * (work + kBlockLatency);
+  double exchange = kTileExchange * area;
+  // Every block stores its tile; the last of a tile loads all of them.
+  return waves * (work + kBlockLatency + exchange) +
+         double(spec.splitK) * exchange + kZeroLaunch;
+}
+
+void mlir::hot::chooseIntMmaLaunch(const IntMatmulToGPUOptions &options,
+                                   IntMmaKernelSpec &spec, int64_t sms) {
+  SmallVector<IntMmaTiling> tilings{options.tiling};
+  if (options.autoTiles)
+    for (int64_t tileN : {options.tiling.tileN, options.tiling.tileN / 2})
+      for (int64_t tileM : {options.tiling.tileM, options.tiling.tileM / 2}) {
+        IntMmaTiling tiling = options.tiling;
+        tiling.tileM = tileM;
+        tiling.tileN = tileN;
+        std::string reason;
+        if ((tileM != options.tiling.tileM || tileN != options.tiling.tileN) &&
+            tileM >= 64 && tileN >= 64 &&
+            int64_t(llvm::divideCeil(spec.m, tileM)) <= kMaxGridY &&
+            succeeded(verifyIntMmaTiling(tiling, spec.kind, reason)))
+          tilings.push_back(tiling);
+      }
+  IntMmaKernelSpec best = spec;
+  double bestTime = std::numeric_limits<double>::infinity();
+  for (const IntMmaTiling &tiling : tilings) {
+    IntMmaKernelSpec candidate = spec;
+    candidate.tiling = tiling;
+    int64_t kTiles = candidate.getNumKTiles();
+    int64_t first = options.splitK > 0 ? std::min(options.splitK, kTiles) : 1;
+    int64_t last = options.splitK > 0 ? first : std::min(kMaxSplitK, kTiles);
+    for (int64_t splitK = first; splitK <= last; ++splitK) {
+      candidate.splitK =
+          llvm::divideCeil(kTiles, llvm::divideCeil(kTiles, splitK));
+      if (options.splitK == 0 &&
+          candidate.getWorkspaceWords() * 4 > kMaxAutoWorkspaceBytes)
+        break;
+      double time = modelIntMmaTime(candidate, sms, options.chip);
+      if (time < bestTime) {
+        best = candidate;
+        bestTime = time;
+      }
+    }
+  }
+  spec = best;
+}
