@@ -294,7 +294,7 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// hot-tile-parallel-loops
+// hot-parallel-dims-outermost
 //===----------------------------------------------------------------------===//
 
 def ParallelDimsOutermostPass
@@ -316,6 +316,10 @@ def ParallelDimsOutermostPass
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
+
+//===----------------------------------------------------------------------===//
+// hot-tile-parallel-loops
+//===----------------------------------------------------------------------===//
 
 def TileParallelLoopsPass
     : Pass<"hot-tile-parallel-loops", "mlir::func::FuncOp"> {
