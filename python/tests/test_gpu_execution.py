@@ -101,9 +101,12 @@ def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
     _int_matmul_on_gpu(device, chip, tmp_path, m, n, k, ta, tb, 8)
 
 
-# (m, n, k, split-k): K tiles that the splits do not divide (the last split shorter), rows and
-# columns past the tiles, and a split past the K tiles (capped at one per tile).
-SPLIT_K_SHAPES = [(130, 72, 1000, 3), (64, 200, 700, 2), (17, 9, 500, 100)]
+# (m, n, k, options): K tiles that the splits do not divide (the last split shorter), rows and
+# columns past the tiles, a split past the K tiles (capped at one per tile), and a split the
+# model chooses itself (one 128x128 tile and a long K on 8 SMs).
+SPLIT_K_SHAPES = [(130, 72, 1000, "split-k=3"), (64, 200, 700, "split-k=2"),
+                  (17, 9, 500, "split-k=100"),
+                  (128, 128, 8192, "sm-count=8 tile-m=128 tile-n=128")]
 
 
 def _split_k_count(text, chip, options):
@@ -119,9 +122,9 @@ def _split_k_count(text, chip, options):
 
 
 @pytest.mark.parametrize("kernel", ["s8", "s4", "wgmma"])
-@pytest.mark.parametrize("m,n,k,split", SPLIT_K_SHAPES)
-def test_split_k_on_gpu(device, tmp_path, monkeypatch, m, n, k, split, kernel):
-    """Products split along K (split-k=N): every split's block stores its accumulators, the
+@pytest.mark.parametrize("m,n,k,options", SPLIT_K_SHAPES)
+def test_split_k_on_gpu(device, tmp_path, monkeypatch, m, n, k, options, kernel):
+    """Products split along K (split-k=N, or by the model): every split's block stores its accumulators, the
     tile's last block to count itself adds them and stores C, bit for bit. On the simulator,
     with the blocks run forward, in reverse and shuffled, so that each split is the last of its
     tile in some run."""
@@ -130,11 +133,10 @@ def test_split_k_on_gpu(device, tmp_path, monkeypatch, m, n, k, split, kernel):
     if kernel == "s4" and chip not in ("sm_80", "sm_86", "sm_89"):
         pytest.skip(f"{chip} has no s4 MMA")
     text = _int_matmul_module(m, n, k, False, True, bits)
-    options = f"split-k={split}"
     splits = _split_k_count(text, chip, options)
     assert splits is None or splits > 1, "the product was not split"
     gpu = compile_gpu(text, device, tmp_path, chip, options)
-    rng = np.random.default_rng([m, n, k, split, bits])
+    rng = np.random.default_rng([m, n, k, bits])
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((n, k)).astype(np.float32)
     qa, _ = reference.quantize(a, bits, "per_tensor", "maxabs", "nearest")

@@ -184,7 +184,8 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
              << " tiles";
     if (spec.splitK > 1)
       remark << "; K split in " << spec.splitK << " (" << spec.getNumTiles()
-             << " tiles of " << spec.getNumKTiles()
+             << (spec.getNumTiles() == 1 ? " tile" : " tiles") << " of "
+             << spec.getNumKTiles()
              << " K steps): the last block of each tile adds the "
              << spec.splitK << " partial products";
     if (retiled || (spec.splitK > 1 && options.splitK == 0))
