@@ -502,3 +502,52 @@ def check_gw_given_x(compile, b=3, t=37, i=24, o=40):
     qgy, sgy = reference.quantize(gyl, 8, "per_tensor", "maxabs", "stochastic", seed)
     qx, sx = reference.quantize(xl, 8, "per_tensor", "maxabs", "nearest")
     _same_bits(gw, reference.rescale(reference.int_matmul(qgy, qx, transpose_a=True), sgy, sx))
+
+
+# (m, n, block, element): W's shapes in small (rows in blocks of 16 along dim 0), rows that are
+# not a multiple of the vector width (n = 50: 2 per lane; n = 33: 1, lanes past the row), the
+# largest block a thread holds (32) and the smallest (2), a bf16 input.
+COLUMN_HADAMARD_SHAPES = [(48, 96, 16, "f32"), (64, 50, 32, "f32"), (6, 33, 2, "f32"),
+                          (32, 128, 16, "bf16")]
+COLUMN_HADAMARD_QUANTIZES = [("per_tensor", "sawb", "nearest"),
+                             ("per_tensor", "maxabs", "stochastic"),
+                             ("per_row", "sawb", "nearest"), ("per_row", "maxabs", "stochastic")]
+
+
+def _column_hadamard_module(m, n, block, element, granularity, scale, rounding):
+    """quantize(hadamard(x along 0, block)) of an [m, n] input (bf16 extended to f32, as the
+    rewrite gives W of a bf16 graph): W's path on the gx side."""
+    t, e = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}x{element}>"
+    st = "tensor<f32>" if granularity == "per_tensor" else f"tensor<{m}xf32>"
+    seed = " seed %seed" if rounding == "stochastic" else ""
+    if element == "f32":
+        head, x = f"func.func @q(%x: {t}, %seed: i64)", "%x"
+        extend = ""
+    else:
+        head, x = f"func.func @q(%xn: {e}, %seed: i64)", "%x"
+        extend = f"  %x = arith.extf %xn : {e} to {t}\n"
+    return (f"{head} -> (tensor<{m}x{n}xi8>, {st}) {{\n{extend}"
+            f"  %h = hot.hadamard {x} along 0 block {block} : {t}\n"
+            f"  %q, %s = hot.quantize %h bits 4 granularity {granularity} scale {scale}"
+            f" rounding {rounding}{seed} : {t} -> tensor<{m}x{n}xi8>, {st}\n"
+            f"  return %q, %s : tensor<{m}x{n}xi8>, {st}\n}}\n")
+
+
+def check_column_hadamard_quantize(compile, m, n, block, element, granularity, scale, rounding):
+    """W's hadamard along dim 0 computed by the quantize kernels as they load the rows
+    (columnBlock), against the reference's hadamard then quantize: q and the scales bit for bit,
+    with a row of zeros and, per_row, a NaN in one row (its scale NaN, its q 0)."""
+    module = compile(_column_hadamard_module(m, n, block, element, granularity, scale, rounding))
+    rng = np.random.default_rng([m, n, block, len(element)])
+    x = (rng.standard_t(3, (m, n)) * 10.0 ** rng.uniform(-1, 1, (m, 1))).astype(np.float32)
+    x[m // 2] = 0
+    if granularity == "per_row":
+        x[1, n // 3] = np.nan
+    xn = _narrow(x, element) if element != "f32" else x
+    seed = -424242
+    q, s = module.q(xn, seed)
+    h = reference.hadamard(_widen(xn, element) if element != "f32" else x, 0, block)
+    q_ref, s_ref = reference.quantize(h, 4, granularity, scale, rounding,
+                                      seed if rounding == "stochastic" else None)
+    _same_bits(s, s_ref)
+    np.testing.assert_array_equal(q, q_ref)

@@ -5,7 +5,8 @@ GPU."""
 
 import pytest
 
-from gpu_cases import (check_gw_given_x, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, PAIR_SHAPES,
+from gpu_cases import (check_column_hadamard_quantize, check_gw_given_x,
+                       COLUMN_HADAMARD_QUANTIZES, COLUMN_HADAMARD_SHAPES, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, PAIR_SHAPES,
                        PER_COL_SHAPES, SHARED_GY_SHAPES, check_narrow_layer,
                        check_per_col_quantize, check_quantize_pair, check_shared_statistics)
 from hot import runner
@@ -51,3 +52,10 @@ def test_gw_4_bit_on_cpu(compile):
 
 def test_gw_natural_order_with_tails_on_cpu(compile):
     check_gw_given_x(compile)
+
+
+@pytest.mark.parametrize("granularity,scale,rounding", COLUMN_HADAMARD_QUANTIZES)
+@pytest.mark.parametrize("m,n,block,element", COLUMN_HADAMARD_SHAPES)
+def test_column_hadamard_quantize_on_cpu(compile, m, n, block, element, granularity, scale,
+                                         rounding):
+    check_column_hadamard_quantize(compile, m, n, block, element, granularity, scale, rounding)

@@ -17,7 +17,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from gpu_cases import (check_gw_given_x, COLS, MODULE, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, OUT,
+from gpu_cases import (check_column_hadamard_quantize, check_gw_given_x, COLS,
+                       COLUMN_HADAMARD_QUANTIZES, COLUMN_HADAMARD_SHAPES, MODULE, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, OUT,
                        PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES, SHARED_GY_SHAPES, _chip,
                        _int_matmul_module, _same_bits, _sawb_module, arch_specific_chip_or_skip,
                        check_narrow_layer, check_per_col_quantize, check_quantize_pair,
@@ -222,6 +223,16 @@ def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
     q_ref, s_ref = reference.quantize(h, 4, granularity, "sawb", "nearest")
     _same_bits(s, s_ref)
     np.testing.assert_array_equal(q, q_ref)
+
+
+@pytest.mark.parametrize("granularity,scale,rounding", COLUMN_HADAMARD_QUANTIZES)
+@pytest.mark.parametrize("m,n,block,element", COLUMN_HADAMARD_SHAPES)
+def test_column_hadamard_quantize_on_gpu(device, tmp_path, m, n, block, element, granularity,
+                                         scale, rounding):
+    """W's hadamard along dim 0 fused into the quantize kernels (check_column_hadamard_quantize):
+    no block-transform kernel, the rows' butterfly as they are loaded, bit for bit."""
+    check_column_hadamard_quantize(lambda text: compile_gpu(text, device, tmp_path), m, n,
+                                   block, element, granularity, scale, rounding)
 
 
 @pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])

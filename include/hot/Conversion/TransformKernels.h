@@ -42,6 +42,11 @@ enum class HadamardQuantizeStage { Row, AbsMax, Scale, Tensor };
 struct HadamardQuantizeKernelSpec {
   HadamardQuantizeStage stage = HadamardQuantizeStage::Row;
   int64_t m = 0, n = 0, block = 1, qmax = 127;
+  /// A block Hadamard along the rows (dim 0) of this block, computed as the
+  /// rows are loaded (1: none): for row r, each lane loads its elements of
+  /// the block's `columnBlock` rows and keeps the butterfly's output r (the
+  /// stages of docs/numerics.md that lead to it, in registers).
+  int64_t columnBlock = 1;
   bool stochastic = false;
   /// SAWB scales: each row's f64 sums of |y| and y^2 in docs/numerics.md's
   /// 128 interleaved partials (4 per lane, in registers) and a tree (xor
@@ -231,17 +236,21 @@ struct PartialMaxima {
 };
 
 /// The Hadamard transform that the quantize kernel of `op` computes itself:
-/// its input's `hot.hadamard` along dim 1 whose block fits a warp. `source`
-/// is what the kernel reads (the hadamard's input, or `op`'s input with
-/// `block` 1); `notFused` says why an input hadamard is left separate.
+/// its input's `hot.hadamard` along dim 1 whose block fits a warp, or with
+/// `columns` one along dim 0 whose block fits a thread's registers
+/// (`columnBlock`). `source` is what the kernel reads (the hadamard's input,
+/// or `op`'s input with both blocks 1); `notFused` says why an input
+/// hadamard is left separate.
 struct QuantizeSource {
   Value source;
   int64_t block = 1;
+  int64_t columnBlock = 1;
   HadamardOp hadamard;
   std::string notFused;
 };
 QuantizeSource getQuantizeSource(QuantizeOp op,
-                                 const TransformsToGPUOptions &options);
+                                 const TransformsToGPUOptions &options,
+                                 bool columns = false);
 
 /// Replaces `op` (a maxabs or sawb, `per_row` or `per_tensor` quantization,
 /// of a `hot.hadamard` along dim 1 or of any rank-2 f32 tensor) by launches

@@ -29,6 +29,7 @@
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/HotToLinalg.h"
 #include "hot/Conversion/TransformKernels.h"
+#include "hot/Dialect/Hot/Walsh.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -60,8 +61,10 @@ std::string HadamardQuantizeKernelSpec::getKernelName() const {
     os << "quantize_tensor_";
     break;
   }
-  os << m << "x" << n << "_b" << block << "_v" << vectorWidth << "_w"
-     << warpsPerBlock;
+  os << m << "x" << n << "_b" << block;
+  if (columnBlock > 1 && stage != HadamardQuantizeStage::Scale)
+    os << "_c" << columnBlock;
+  os << "_v" << vectorWidth << "_w" << warpsPerBlock;
   if (stage != HadamardQuantizeStage::Row)
     os << "_p" << numPartials;
   if (stage == HadamardQuantizeStage::Row ||
@@ -109,6 +112,10 @@ private:
   /// elements exist.
   SmallVector<Value> transformChunk(Value row, Value chunk, Value &active,
                                     bool masked);
+  /// The lane's values at `col` (already clamped; 0 where `active` is
+  /// false) of row `row` of the block Hadamard along the rows
+  /// (spec.columnBlock).
+  SmallVector<Value> transformColumns(Value row, Value col, Value active);
   /// The statistics of one row: max(acc, |y|) over the lane's elements of
   /// every chunk of `row` and, with sawb, the f64 sums of |y| and y^2 over
   /// the whole row in docs/numerics.md's order (the same in every lane).
@@ -155,10 +162,53 @@ SmallVector<Value> HadamardQuantizeEmitter::transformChunk(Value row,
   // Lanes past the row read its first vector and transform zeros instead.
   Value loadCol =
       active ? Value(arith::SelectOp::create(b, active, col, cst(0))) : col;
+  if (spec.columnBlock > 1)
+    return transformColumns(row, loadCol, active);
   SmallVector<Value> v =
       emitLoadAsF32(b, args[0], ValueRange{row, loadCol}, width, active);
   emitBlockButterfly(b, v, spec.block, lane);
   return v;
+}
+
+SmallVector<Value> HadamardQuantizeEmitter::transformColumns(Value row,
+                                                             Value col,
+                                                             Value active) {
+  // The butterfly's output r of a block of B rows, stage s pairing rows
+  // that differ in bit s: the pairs that lead to r keep lo + hi where r's
+  // bit s is clear and lo - hi where it is set. Held compactly: after stage
+  // s, entry j is the row whose bits above s are j's and whose low bits are
+  // r's, so stage s + 1 pairs entries 2i and 2i + 1.
+  int64_t blockRows = spec.columnBlock;
+  Value within = arith::RemUIOp::create(b, row, cst(blockRows));
+  Value first = arith::SubIOp::create(b, row, within);
+  SmallVector<SmallVector<Value>> loaded;
+  for (int64_t k = 0; k < blockRows; ++k)
+    loaded.push_back(emitLoadAsF32(b, args[0], ValueRange{add(first, k), col},
+                                   spec.vectorWidth, active));
+  SmallVector<Value> bitSet;
+  for (int64_t s = 0; (int64_t(1) << s) < blockRows; ++s)
+    bitSet.push_back(arith::CmpIOp::create(
+        b, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, within, cst(int64_t(1) << s)), cst(0)));
+  Value scale = f32(getHadamardNormalization(blockRows));
+  SmallVector<Value> result;
+  for (int64_t e = 0; e < spec.vectorWidth; ++e) {
+    SmallVector<Value> level;
+    for (int64_t k = 0; k < blockRows; ++k)
+      level.push_back(loaded[k][e]);
+    for (Value set : bitSet) {
+      SmallVector<Value> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) {
+        Value lo = level[i], hi = level[i + 1];
+        next.push_back(arith::SelectOp::create(
+            b, set, arith::SubFOp::create(b, lo, hi),
+            arith::AddFOp::create(b, lo, hi)));
+      }
+      level = std::move(next);
+    }
+    result.push_back(arith::MulFOp::create(b, level.front(), scale));
+  }
+  return result;
 }
 
 HadamardQuantizeEmitter::RowStats

@@ -40,16 +40,30 @@ static Value allocate(OpBuilder &b, Location loc, MemRefType type) {
 
 QuantizeSource
 mlir::hot::getQuantizeSource(QuantizeOp op,
-                             const TransformsToGPUOptions &options) {
+                             const TransformsToGPUOptions &options,
+                             bool columns) {
   QuantizeSource result;
   result.source = op.getInput();
   auto hadamard = op.getInput().getDefiningOp<HadamardOp>();
   if (!hadamard || hadamard.getBlock() == 1)
     return result;
   if (hadamard.getDim() != 1) {
-    result.notFused = "hadamard along dim 0 (across rows) does not map onto "
-                      "lanes of one row: not fused, the kernel quantizes its "
-                      "result";
+    int64_t block = hadamard.getBlock();
+    if (!columns || block > options.maxLowRankBlock) {
+      result.notFused =
+          columns ? "hadamard along dim 0 with block " + std::to_string(block) +
+                        " (more rows than the " +
+                        std::to_string(options.maxLowRankBlock) +
+                        " a thread holds): not fused, the kernel quantizes "
+                        "its result"
+                  : "hadamard along dim 0 (across rows) does not map onto "
+                    "lanes of one row: not fused, the kernel quantizes its "
+                    "result";
+      return result;
+    }
+    result.source = hadamard.getInput();
+    result.columnBlock = block;
+    result.hadamard = hadamard;
     return result;
   }
   int64_t n = cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
@@ -91,7 +105,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   // The Hadamard transform to fuse: along the rows' contiguous dim, within
   // a warp. Another one stays a separate op and the kernel quantizes its
   // result.
-  QuantizeSource fused = getQuantizeSource(op, options);
+  QuantizeSource fused = getQuantizeSource(op, options, /*columns=*/true);
   if (!fused.notFused.empty())
     op.emitRemark() << fused.notFused;
   Value source = fused.source;
@@ -103,6 +117,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   spec.m = m;
   spec.n = n;
   spec.block = block;
+  spec.columnBlock = fused.columnBlock;
   spec.qmax = op.getQMax();
   spec.stochastic = op.getRounding() == Rounding::Stochastic;
   spec.sawb = op.getScaleMode() == ScaleMode::Sawb;
@@ -140,6 +155,11 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   Value seed = op.getSeed();
   std::string transform =
       block > 1 ? "hadamard (block " + std::to_string(block) + ") + " : "";
+  if (spec.columnBlock > 1)
+    transform = "hadamard along dim 0 (block " +
+                std::to_string(spec.columnBlock) +
+                ": each lane loads its values of the block's rows and runs "
+                "the butterfly stages that lead to its row in registers) + ";
   std::string lanes = block > spec.vectorWidth
                           ? "butterfly stages below " +
                                 std::to_string(spec.vectorWidth) +

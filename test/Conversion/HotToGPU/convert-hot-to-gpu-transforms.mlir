@@ -110,14 +110,15 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 // per_col quantize runs the matrix as [1, rows, cols] through the
 // block-transform kernel with block 1: per-channel maxima (4 channels a
 // thread, a row of partials per block row), a kernel of per-channel scales,
-// then the quantize. A hadamard along dim 0 or with a block wider than a warp
-// stays a separate op, and the kernel quantizes its result; the one along
-// dim 0 becomes the block-transform kernel (every row kept), the one with
-// block 256 is too wide for a thread's registers and stays generic.
+// then the quantize. A hadamard along dim 0 (W's on the gx path) is computed
+// by the quantize kernel as it loads the block's rows; this one is also a
+// result of the function, so it also becomes the block-transform kernel
+// (every row kept). A hadamard with a block wider than a warp stays a
+// separate op, and the kernel quantizes its result; block 256 is too wide
+// for a thread's registers and stays generic.
 
 // REMARK: remark: per_col quantize: @hot_matrix_8x64_v4_t32_i8_stats_outmaxcol_p1 (4 consecutive channels per thread (vector accesses); max|x| per channel, a row of partials per block row (1)), @hot_matrix_8x64_v4_t32_i8_scales_q127_g1 (the per-channel scales) then @hot_matrix_8x64_v4_t32_i8_quantize_out_col_q127s_g1 (quantizes x with the CPU path's rounding)
-// REMARK: remark: hadamard along dim 0 (across rows) does not map onto lanes of one row: not fused, the kernel quantizes its result
-// REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest
+// REMARK: remark: fused hadamard along dim 0 (block 4: each lane loads its values of the block's rows and runs the butterfly stages that lead to its row in registers) + per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_c4_v4_w8_q127_nearest
 // REMARK: remark: hadamard block 256 spans more than one warp (at most 128 for rows of 256): not fused, the kernel quantizes its result
 // REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest
 // REMARK: remark: hadamard kernel @hot_block_hadamard_1x8x64_b4_v4_t32_i2: 4 consecutive channels per thread (vector accesses) and block of 4 along dim 0, butterfly in registers in the CPU path's order
@@ -141,9 +142,11 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_block_hadamard_1x8x64_b4_v4_t32_i2 blocks in (%c1{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c32
 //  CHECK-SAME:     args(%[[W0]] : memref<1x8x64xf32>, %[[H0]] : memref<1x8x64xf32>)
 //       CHECK:   %[[T0:.*]] = bufferization.to_tensor %[[H0]]
-//       CHECK:   %[[C0:.*]] = tensor.collapse_shape %[[T0]]
-//       CHECK:   %[[B0:.*]] = bufferization.to_buffer %[[C0]]
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b1_v4_w8_q127_nearest {{.*}} args(%[[B0]] : memref<8x64xf32>
+//       CHECK:   tensor.collapse_shape %[[T0]]
+// The quantize of the hadamard along dim 0 reads W itself (the hadamard
+// kernel above is for the function's result).
+//       CHECK:   %[[B0:.*]] = bufferization.to_buffer %[[W]] read_only
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b1_c4_v4_w8_q127_nearest {{.*}} args(%[[B0]] : memref<8x64xf32>
 //       CHECK:   %[[H1:.*]] = hot.hadamard {{.*}} along 1 block 256
 //       CHECK:   %[[B1:.*]] = bufferization.to_buffer %[[H1]]
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest {{.*}} args(%[[B1]] : memref<8x256xf32>
@@ -167,6 +170,16 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 //       CHECK:     scf.for
 //       CHECK:       math.floor
 //       CHECK:       vector.store {{.*}} : memref<1x8x64xi8>, vector<4xi8>
+// Per row: the 4 rows of its block, each lane's vector of each, then for
+// each value the 2 stages that lead to the row (lo + hi or lo - hi by the
+// row's bit) and the normalization.
+//       CHECK:   gpu.func @hot_hadamard_quantize_row_8x64_b1_c4_v4_w8_q127_nearest(
+//       CHECK:     arith.remui %{{.*}}, %c4
+//  CHECK-COUNT-4:  vector.load {{.*}} : memref<8x64xf32>, vector<4xf32>
+//       CHECK:     arith.subf
+//  CHECK-NEXT:     arith.addf
+//  CHECK-NEXT:     arith.select
+//       CHECK:     arith.constant 5.000000e-01 : f32
 // Blocks of 4 rows, items of 8 rows: the 8 rows are one item of two
 // blocks.
 //       CHECK:   gpu.func @hot_block_hadamard_1x8x64_b4_v4_t32_i2(
@@ -181,7 +194,7 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 //       CHECK:       scf.if %[[ACTIVE]]
 //  CHECK-COUNT-4:      vector.store {{.*}} : memref<1x8x64xf32>, vector<4xf32>
 func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
-    -> (tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>) {
+    -> (tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>, tensor<8x64xf32>) {
   %q1, %s1 = hot.quantize %w bits 8 granularity per_col scale maxabs
       rounding stochastic seed %seed
       : tensor<8x64xf32> -> tensor<8x64xi8>, tensor<64xf32>
@@ -191,8 +204,8 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
   %h1 = hot.hadamard %w2 along 1 block 256 : tensor<8x256xf32>
   %q3, %s3 = hot.quantize %h1 bits 8 granularity per_row scale maxabs
       rounding nearest : tensor<8x256xf32> -> tensor<8x256xi8>, tensor<8xf32>
-  return %q1, %q2, %q3
-      : tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>
+  return %q1, %q2, %q3, %h0
+      : tensor<8x64xi8>, tensor<8x64xi8>, tensor<8x256xi8>, tensor<8x64xf32>
 }
 
 // -----

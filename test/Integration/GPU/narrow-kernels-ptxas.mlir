@@ -26,7 +26,7 @@
 // PTX80-LABEL: .entry hot_int_mma_s8_768x768x208_t64x128x64_w64x32_s3_rescale00_bf16(
 // PTX90-LABEL: .entry hot_int_mma_wgmma_s8_768x768x208_t64x128x128_s4_rescale00_bf16(
 // PTX: cvt.rn.bf16x2.f32
-// gy's and x's statistics and quantize kernels, W's Hadamard: bf16 loads,
+// gy's and x's statistics and quantize kernels, W's: bf16 loads,
 // extended by integer moves on sm_80 and by cvt.f32.bf16 on sm_90. The
 // quantize kernels write the gw product's operands K-contiguous
 // ([768][208], K in tails-last order): a block's 8 kept rows of a channel
@@ -46,11 +46,17 @@
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_out_tensor_q127n_g26_kmajor208_tl2x96_bf16(
 // PTX: ld.global.v4.b16
 // PTX: st.global.v2.b32
-// PTX-LABEL: .entry hot_block_hadamard_1x768x768_b16_v4_t192_bf16(
-// PTX: ld.global.v4.b16
+// W's SAWB statistics and quantize compute its Hadamard along dim 0 as
+// they load: each lane loads its 4 bf16 values of the 16 rows of its row's
+// block (no block-transform kernel).
+// PTX-NOT: hot_block_hadamard
+// PTX-LABEL: .entry hot_hadamard_absmax_768x768_b1_c16_v4_w8_p768_sawb_bf16(
+// PTX-COUNT-16: ld.global.v4.b16
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_768x768_b1_c16_v4_w8_p768_q7_nearest_sawb_bf16(
+// PTX-COUNT-16: ld.global.v4.b16
 
-// ptxas compiles them in reverse order; 11 kernels, none spills.
-// PTXAS-COUNT-11: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// ptxas compiles them in reverse order; 10 kernels, none spills.
+// PTXAS-COUNT-10: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // PTXAS-NOT: error
 
 func.func @layer(%x3: tensor<2x197x768xbf16>, %w: tensor<768x768xbf16>,
