@@ -131,9 +131,12 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     for bit. The remark on the product gives the tiles and the split.
 
     With `hadamard-quantize` (default), a `per_row` or `per_tensor`
-    `hot.quantize` (of a `hot.hadamard` along dim 1, fused, or of any f32
-    matrix) becomes warp-per-row kernels: the block butterfly in registers
-    and `gpu.shuffle xor` in docs/numerics.md's order, the row's max|y| by a
+    `hot.quantize` (of a `hot.hadamard`, fused, or of any f32 matrix)
+    becomes warp-per-row kernels: a hadamard along dim 1 by the block
+    butterfly in registers and `gpu.shuffle xor` in docs/numerics.md's
+    order; one along dim 0 (W's; block <= 32) by each lane loading its
+    values of the block's rows and running the butterfly stages that lead to
+    its row in registers; the row's max|y| by a
     shuffle reduction (per tensor: a first kernel of per-warp partial maxima),
     nearest or stochastic rounding with the CPU path's hash. SAWB scales add
     each row's f64 sums in docs/numerics.md's 128 interleaved partials (each
@@ -144,8 +147,9 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     thread owns up to 4 consecutive channels (vector accesses) of one token
     block at a time, runs the butterfly along the tokens in registers and
     stores the kept rows; thread blocks loop over (sample, token block)
-    items. A `hot.hadamard` that no quantize kernel fuses (along dim 0, or
-    wider than a warp) becomes the same kernel with every row kept. All are
+    items. A `hot.hadamard` that no quantize kernel fuses (one with other
+    users, or wider than a warp) becomes the same kernel with every row
+    kept. All are
     bit-identical to convert-hot-to-linalg.
 
     With `share-statistics` (default), a per-tensor maxabs quantize gets no
