@@ -200,12 +200,13 @@ def main():
             if only and layer not in only:
                 continue
             entries = [
-                ("gemm", f"gx_{layer}", (n, i, o), "gx = gy·W"),
-                ("gemm", f"gw_{layer}", (o, i, n_hla), "gw = gyᵀ·x after HLA"),
+                ("gx", (n, i, o), "gx = gy·W"),
+                ("gw", (o, i, n_hla), "gw = gyᵀ·x after HLA"),
             ]
             variants = [(entry, variant) for entry in entries
-                        for variant in gemm_variants(args.chip, entry[1][:2])]
-            for (kind, name, (m, nn, k), what), (suffix, extra) in variants:
+                        for variant in gemm_variants(args.chip, entry[0])]
+            for (product, (m, nn, k), what), (suffix, extra) in variants:
+                name = f"{product}_{layer}"
                 so = out / f"{name}{suffix}.so"
                 pipeline = lower_to_nvvm + extra
                 needs, remark = lower(args, gemm_module(name, m, nn, k),

@@ -56,7 +56,7 @@ void MmaKernelEmitter::emitKRange() {
   kTiles = spec.getKTilesPerSplit();
   if (spec.splitK == 1)
     return;
-  Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
+  split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   kBegin = mul(split, kTiles);
   int64_t total = spec.getNumKTiles();
   if (total % kTiles != 0)
@@ -229,13 +229,12 @@ void MmaKernelEmitter::emitSplitKEpilogue(
   Value tile = add(mul(gpu::BlockIdOp::create(b, gpu::Dimension::y),
                        llvm::divideCeil(spec.n, t.tileN)),
                    gpu::BlockIdOp::create(b, gpu::Dimension::x));
-  auto vectorIndex = [&](Value split, int64_t f) {
-    Value slot = add(mul(tile, spec.splitK), split);
+  auto vectorIndex = [&](Value slotSplit, int64_t f) {
+    Value slot = add(mul(tile, spec.splitK), slotSplit);
     return mul(add(mul(add(mul(slot, fragments), f), threads), tid), 4);
   };
   auto wordsType = VectorType::get({4}, b.getI32Type());
   auto fragmentType = cast<VectorType>(accs.front().getType());
-  Value split = gpu::BlockIdOp::create(b, gpu::Dimension::z);
   // Fragments as vector<4xi32> (their two rows joined) and back, with
   // shuffles: the canonical n-D vector.shape_cast has no lowering here.
   auto toWords = [&](Value fragment) {

@@ -62,7 +62,7 @@ protected:
 
   /// The K tiles of this block: `kTiles` from K tile `kBegin` (null: 0), or
   /// in the last split of an uneven split K (IntMmaKernelSpec) `kCount`
-  /// (else null) of them.
+  /// (else null) of them. With split K, `split` is the block's (grid.z).
   void emitKRange();
   /// The upper bound of a loop over this block's K tiles.
   Value kTileBound() { return kCount ? kCount : cst(kTiles); }
@@ -104,7 +104,7 @@ protected:
   Value sharedA, sharedB;
   Value tid, lane, warp, mBase, nBase;
   int64_t kTiles = 0;
-  Value kBegin, kCount;
+  Value split, kBegin, kCount;
 
 private:
   void copyTile(Value global, Value shared, int64_t rows, int64_t tileRows,
