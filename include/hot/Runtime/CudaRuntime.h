@@ -97,9 +97,13 @@ HOT_CUDA_EXPORT void mgpuEventRecord(void *event, void *stream);
 //===----------------------------------------------------------------------===//
 
 /// Allocates `sizeBytes` of device memory, or of managed memory reachable from
-/// host and device when `isHostShared`; null for zero bytes or on failure.
-/// A block of the same size and kind that mgpuMemFree kept is handed out
-/// again, once the work queued before its free has run.
+/// host and device when `isHostShared`; null for zero bytes. A block of the
+/// same size and kind that mgpuMemFree kept is handed out again, once the work
+/// queued before its free has run. When the memory cannot be had, even after
+/// the kept blocks are released, it aborts with a message: generated code
+/// would use the null pointer. Managed memory is refused past the device's
+/// free memory (oversubscription can hang the GPU) unless
+/// HOT_CUDA_ALLOW_OVERSUBSCRIPTION is set.
 HOT_CUDA_EXPORT void *mgpuMemAlloc(uint64_t sizeBytes, void *stream,
                                    bool isHostShared);
 

@@ -8,6 +8,7 @@
 #include "Support.h"
 #include "hot/Runtime/CudaRuntime.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -57,6 +58,19 @@ void freeBlocks(const std::vector<CachedBlock> &blocks) {
   }
 }
 
+/// Whether `sizeBytes` of managed memory fit in the device's free memory.
+/// The driver lets managed allocations oversubscribe the device, but kernels
+/// that then touch more than it holds thrash or hang the GPU; the runtime
+/// refuses instead, unless HOT_CUDA_ALLOW_OVERSUBSCRIPTION is set.
+bool managedFits(uint64_t sizeBytes) {
+  static const bool allowed =
+      std::getenv("HOT_CUDA_ALLOW_OVERSUBSCRIPTION") != nullptr;
+  size_t freeBytes = 0, totalBytes = 0;
+  if (allowed || !HOT_CUDA_CHECK(cuMemGetInfo(&freeBytes, &totalBytes)))
+    return true;
+  return sizeBytes <= freeBytes;
+}
+
 CUcontext currentContext() {
   CUcontext context = nullptr;
   HOT_CUDA_CHECK(cuCtxGetCurrent(&context));
@@ -86,10 +100,13 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
     }
   }
   CUdeviceptr ptr = 0;
-  auto allocate = [&] {
-    return isHostShared
-               ? cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL)
-               : cuMemAlloc(&ptr, sizeBytes);
+  bool fits = true;
+  auto allocate = [&]() -> CUresult {
+    if (!isHostShared)
+      return cuMemAlloc(&ptr, sizeBytes);
+    if (!(fits = managedFits(sizeBytes)))
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    return cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL);
   };
   CUresult result = allocate();
   if (result == CUDA_ERROR_OUT_OF_MEMORY) {
@@ -103,6 +120,15 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
     HOT_CUDA_CHECK(cuCtxSynchronize());
     freeBlocks(released);
     result = allocate();
+  }
+  if (!fits) {
+    char message[192];
+    std::snprintf(message, sizeof(message),
+                  "%llu bytes of managed memory exceed the device's free "
+                  "memory; set HOT_CUDA_ALLOW_OVERSUBSCRIPTION=1 to allocate "
+                  "them anyway",
+                  static_cast<unsigned long long>(sizeBytes));
+    fatal(__func__, message);
   }
   if (HOT_CUDA_CHECK(result)) {
     std::lock_guard<std::mutex> lock(state.mutex);

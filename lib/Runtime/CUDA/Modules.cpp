@@ -138,9 +138,10 @@ extern "C" void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
   if (!allowSharedMemory(__func__, kernel, smem, guard.device()))
     return;
   // Clusters of more than 8 blocks are legal on sm_90 only after opting in.
-  if (clusterX * clusterY * clusterZ > 8)
-    HOT_CUDA_CHECK(cuFuncSetAttribute(
-        kernel, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+  if (clusterX * clusterY * clusterZ > 8 &&
+      !HOT_CUDA_CHECK(cuFuncSetAttribute(
+          kernel, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)))
+    return;
 
   CUlaunchAttribute attribute = {};
   attribute.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
