@@ -5,7 +5,8 @@ the real images (the kernels of each cubin and their static shared memory) and c
 launch against the driver's documented limits (block and grid dimensions, dynamic shared memory
 against the function's opt-in), but runs no kernel. What these tests check: every kernel of a
 ViT-B layer's backward is found and launched, without a driver or runtime error; a call gives
-back the memory it takes; a second call takes none from the driver (the runtime's cache). The
+back the memory it takes; a second call takes none from the driver (the runtime's cache); the
+module's own buffers, which only kernels touch, are device memory, not managed memory. The
 kernels' results are checked elsewhere (the simulator, and a GPU when lent)."""
 
 import json
@@ -122,6 +123,11 @@ def test_layer_host_code_on_fake_driver(fake_driver, tmp_path, layer, chip, capa
     # The tensor-core products ran with the shared memory they asked for.
     if chip == "sm_90a":
         assert re.search(r"cuFuncSetAttribute\(hot_int_mma_wgmma_\S+, 8, 132096\)", log)
+    # The runner's buffers (the arguments and the results, which the host writes or reads) are
+    # managed memory; every buffer of the module's own, which only its kernels touch, is device
+    # memory (hot-gpu-device-buffers).
+    assert first["managed"] == len(case["inputs"]) + 2
+    assert first["device"] > 0
     # What the first call took from the driver is kept for the second, which takes nothing.
     assert first["errors"] == second["errors"] == 0
     assert first["live"] == second["live"]

@@ -392,6 +392,8 @@ def AllocateManagedMemoryPass
     The caller's contract: function arguments must be device-accessible
     (managed memory, or host memory registered with `mgpuMemHostRegister`),
     and returned memrefs are managed memory, freed with `mgpuMemFree`.
+    Once the kernels are formed, `hot-gpu-device-buffers` moves the buffers
+    that only kernels touch to device memory.
 
     Example:
 
@@ -416,6 +418,54 @@ def AllocateManagedMemoryPass
 }
 
 //===----------------------------------------------------------------------===//
+// hot-gpu-device-buffers
+//===----------------------------------------------------------------------===//
+
+def GpuDeviceBuffersPass
+    : Pass<"hot-gpu-device-buffers", "mlir::func::FuncOp"> {
+  let summary = "Move the buffers that only kernels touch from managed memory "
+                "to device memory";
+  let description = [{
+    `hot-allocate-managed-memory` puts every buffer of a host function in
+    CUDA managed memory, before anything is known of which ops become
+    kernels. Once the kernels are formed, most buffers (a training step's
+    temporaries) are touched by kernels alone. Managed memory costs them
+    page faults and migrations where the GPU first touches a page, and can
+    oversubscribe the device; plain device memory (`cuMemAlloc`) has neither
+    cost. This pass gives a `gpu.alloc host_shared` of host code plain device
+    memory when every use of the buffer, and of every view of it
+    (`ViewLikeOpInterface`, `memref.extract_strided_metadata`), is
+
+    - inside a `gpu.launch` body or an operand of `gpu.launch_func`,
+    - `gpu.dealloc`, `gpu.memcpy`, `gpu.memset`, or `memref.dim`.
+
+    Any other use (`func.return`, a call, a host load or store, an op it does
+    not know) keeps the buffer managed; with `remarks`, a remark on the
+    allocation names that use. Upstream's `gpu-to-llvm` lowers a device
+    allocation only in its async form, so the allocation becomes the same
+    stand-alone chain as the frees of `hot-allocate-managed-memory`, which
+    `hot-gpu-async-launches` then joins to its stream:
+
+    ```mlir
+    %m = gpu.alloc host_shared () : memref<64x32xi8>
+    ```
+
+    becomes
+
+    ```mlir
+    %t0 = gpu.wait async
+    %m, %t1 = gpu.alloc async [%t0] () : memref<64x32xi8>
+    gpu.wait [%t1]
+    ```
+  }];
+  let options = [
+    Option<"emitRemarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark for each buffer that stays in managed memory">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // hot-gpu-async-launches
 //===----------------------------------------------------------------------===//
 
@@ -436,6 +486,9 @@ def GpuAsyncLaunchesPass
     `hot-allocate-managed-memory` makes after a run (each a `gpu.wait async`,
     a `gpu.dealloc async` and a blocking `gpu.wait`) join it: freed in stream
     order after the kernels, without a stream and a host wait of their own.
+    So do the device allocations of `hot-gpu-device-buffers` (the same form
+    with a `gpu.alloc async`), before or among the launches: the first one
+    starts the run.
 
     The host-shared allocations of a block (`gpu.alloc host_shared` of a
     static shape, which cannot be async) are moved first to before the
@@ -464,8 +517,8 @@ def GpuAsyncLaunchesPass
     ```
 
     A lowered layer step (`bench/gpu/export.py`'s `layer_fc1_bf16`) makes one
-    host synchronization instead of 26: 11 launches and 15 frees on one
-    stream.
+    host synchronization instead of 26: its allocations, launches and frees
+    on one stream.
   }];
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }

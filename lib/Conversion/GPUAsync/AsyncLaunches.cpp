@@ -81,21 +81,41 @@ gpu::DeallocOp getStandaloneDealloc(Operation *op) {
   return dealloc;
 }
 
-/// Chains the launches of `block`, and the frees that follow them
-/// (see Passes.td).
+/// The device allocation of hot-gpu-device-buffers when `op` starts one:
+/// `%t = gpu.wait async`, then right after it `%m, %a = gpu.alloc async [%t]`,
+/// then `gpu.wait [%a]`. Returns the allocation.
+gpu::AllocOp getStandaloneAlloc(Operation *op) {
+  auto start = dyn_cast<gpu::WaitOp>(op);
+  if (!start || !start.getAsyncToken() || !start.getAsyncDependencies().empty())
+    return {};
+  auto alloc = dyn_cast_or_null<gpu::AllocOp>(op->getNextNode());
+  if (!alloc || alloc.getAsyncDependencies().size() != 1 ||
+      alloc.getAsyncDependencies()[0] != start.getAsyncToken() ||
+      !start.getAsyncToken().hasOneUse() || !alloc.getAsyncToken() ||
+      !alloc.getAsyncToken().hasOneUse())
+    return {};
+  auto end = dyn_cast_or_null<gpu::WaitOp>(alloc->getNextNode());
+  if (!end || end.getAsyncToken() || end.getAsyncDependencies().size() != 1 ||
+      end.getAsyncDependencies()[0] != alloc.getAsyncToken())
+    return {};
+  return alloc;
+}
+
+/// Chains the launches of `block`, the device allocations before and among
+/// them, and the frees that follow them (see Passes.td).
 void chainLaunches(Block &block) {
-  Operation *firstLaunch = nullptr;
+  Operation *first = nullptr;
   for (Operation &op : block)
-    if (isSyncLaunch(&op)) {
-      firstLaunch = &op;
+    if (isSyncLaunch(&op) || getStandaloneAlloc(&op)) {
+      first = &op;
       break;
     }
-  if (!firstLaunch)
+  if (!first)
     return;
-  for (Operation &op : llvm::make_early_inc_range(llvm::make_range(
-           std::next(firstLaunch->getIterator()), block.end())))
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::make_range(std::next(first->getIterator()), block.end())))
     if (isHoistableAlloc(&op))
-      op.moveBefore(firstLaunch);
+      op.moveBefore(first);
 
   OpBuilder builder(block.getParentOp()->getContext());
   Value token;
@@ -107,6 +127,20 @@ void chainLaunches(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (chained.contains(&op))
       continue;
+    if (gpu::AllocOp alloc = getStandaloneAlloc(&op)) {
+      // Allocated in the chain's order, without a stream and a host
+      // synchronization of its own; the first one starts the chain.
+      Operation *end = alloc->getNextNode();
+      chained.insert(alloc);
+      chained.insert(end);
+      erased.push_back(end);
+      if (token) {
+        alloc.getAsyncDependenciesMutable().assign(token);
+        erased.push_back(&op);
+      }
+      token = alloc.getAsyncToken();
+      continue;
+    }
     if (gpu::DeallocOp dealloc = token ? getStandaloneDealloc(&op) : nullptr) {
       // Freed in the chain's order, after its kernels, without a stream and
       // a host synchronization of its own.

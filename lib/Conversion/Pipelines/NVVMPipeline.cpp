@@ -74,6 +74,8 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
+  // Buffers that only kernels touch in device memory, not managed memory.
+  pm.addNestedPass<func::FuncOp>(createGpuDeviceBuffersPass());
   // The kernels back to back on one stream, one host synchronization after
   // them, instead of one per launch.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncLaunchesPass());

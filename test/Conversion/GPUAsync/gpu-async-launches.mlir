@@ -155,3 +155,46 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Device allocations in hot-gpu-device-buffers' stand-alone form: the first,
+// before any launch, starts the chain; one between launches joins it, as do
+// the frees after them. One stream, one host synchronization.
+// CHECK-LABEL: func.func @device_buffers
+//       CHECK:   %[[T0:.*]] = gpu.wait async
+//       CHECK:   %[[A:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<16xf32>
+//   CHECK-NOT:   gpu.wait
+//       CHECK:   %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @k::@a
+//   CHECK-NOT:   gpu.wait
+//       CHECK:   %[[B:.*]], %[[T3:.*]] = gpu.alloc async [%[[T2]]] () : memref<16xf32>
+//   CHECK-NOT:   gpu.wait
+//       CHECK:   %[[T4:.*]] = gpu.launch_func async [%[[T3]]] @k::@b
+//       CHECK:   %[[T5:.*]] = gpu.dealloc async [%[[T4]]] %[[A]]
+//       CHECK:   %[[T6:.*]] = gpu.dealloc async [%[[T5]]] %[[B]]
+//  CHECK-NEXT:   gpu.wait [%[[T6]]]
+//  CHECK-NEXT:   return
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @a(%m: memref<16xf32>) kernel { gpu.return }
+    gpu.func @b(%m: memref<16xf32>) kernel { gpu.return }
+  }
+  func.func @device_buffers() {
+    %c1 = arith.constant 1 : index
+    %s0 = gpu.wait async
+    %a, %s1 = gpu.alloc async [%s0] () : memref<16xf32>
+    gpu.wait [%s1]
+    gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>)
+    %t0 = gpu.wait async
+    %b, %t1 = gpu.alloc async [%t0] () : memref<16xf32>
+    gpu.wait [%t1]
+    gpu.launch_func @k::@b blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<16xf32>)
+    %f0 = gpu.wait async
+    %f1 = gpu.dealloc async [%f0] %a : memref<16xf32>
+    gpu.wait [%f1]
+    %g0 = gpu.wait async
+    %g1 = gpu.dealloc async [%g0] %b : memref<16xf32>
+    gpu.wait [%g1]
+    return
+  }
+}

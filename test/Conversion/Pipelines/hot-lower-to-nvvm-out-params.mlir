@@ -3,15 +3,20 @@
 
 // The calling convention of python/hot/runner.py's cuda target, as on the
 // CPU: a C wrapper whose tensor results are caller-allocated trailing
-// descriptors, filled by a copy kernel from the step's managed buffer (freed
+// descriptors, filled by a copy kernel from the step's device buffer (freed
 // before returning). Without the options the result is returned, no wrapper.
-// Both kernels and the frees go on one stream, synchronized once at the end.
+// The allocation, both kernels and the frees go on one stream, synchronized
+// once at the end.
 
 // CHECK-LABEL: llvm.func @scale_rows
 // CHECK-SAME: %[[OUT:arg12]]: !llvm.ptr, %[[OUTA:arg13]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
-// CHECK: llvm.call @mgpuMemAlloc
-// CHECK: %[[TMP:.*]] = llvm.call @mgpuMemAlloc
+// CHECK-DAG: %[[DEVICE:.*]] = llvm.mlir.constant(0 : i8) : i8
+// CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(1 : i8) : i8
+// The constant's copy, written by the host: managed memory.
+// CHECK: llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %[[SHARED]])
+// The temporary, which only kernels touch: device memory, on the stream.
 // CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// CHECK: %[[TMP:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %[[DEVICE]])
 // CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel::@scale_rows_kernel
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel_0::@scale_rows_kernel
