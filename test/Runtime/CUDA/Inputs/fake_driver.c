@@ -48,8 +48,7 @@
 #define MAX_ALLOCATIONS 4096
 #define MAX_STREAMS 256
 #define MAX_EVENTS 4096
-#define MAX_MODULES 64
-#define MAX_FUNCTIONS 256
+#define MAX_MODULES 4096
 #define MAX_QUEUED 256
 #define MAX_REGISTERED 256
 #define MAX_CONTEXT_DEPTH 16
@@ -94,8 +93,8 @@ struct CUfunc_st {
 struct CUmod_st {
   int live;
   int id;
-  int functionCount;
-  struct CUfunc_st functions[MAX_FUNCTIONS];
+  int functionCount, capacity;
+  struct CUfunc_st *functions; // Grown while the image is read, then fixed.
 };
 
 typedef struct {
@@ -121,7 +120,8 @@ static struct {
   int oversubscribed;
   struct CUstream_st streams[MAX_STREAMS];
   struct CUevent_st events[MAX_EVENTS];
-  struct CUmod_st modules[MAX_MODULES];
+  struct CUmod_st *modules[MAX_MODULES]; // Kept after unloading.
+  int moduleCount;
   Registration registered[MAX_REGISTERED];
   long long launches;
   long long allocationCalls[2]; // Successful calls: device, managed.
@@ -755,11 +755,19 @@ CUresult cuMemHostUnregister(void *pointer) {
 
 static struct CUfunc_st *addFunction(struct CUmod_st *module, const char *name,
                                      size_t length) {
-  if (module->functionCount == MAX_FUNCTIONS || length >= 256)
+  if (length >= sizeof(module->functions[0].name))
     return NULL;
+  if (module->functionCount == module->capacity) {
+    int capacity = module->capacity ? 2 * module->capacity : 16;
+    struct CUfunc_st *grown =
+        realloc(module->functions, capacity * sizeof(struct CUfunc_st));
+    if (!grown)
+      return NULL;
+    module->functions = grown;
+    module->capacity = capacity;
+  }
   struct CUfunc_st *f = &module->functions[module->functionCount++];
   memset(f, 0, sizeof(*f));
-  f->module = module;
   memcpy(f->name, name, length);
   f->name[length] = 0;
   return f;
@@ -848,16 +856,13 @@ static CUresult loadModule(CUmodule *result, const void *image,
   REQUIRE_CONTEXT(call);
   const unsigned char *bytes = (const unsigned char *)image;
   pthread_mutex_lock(&fake.mutex);
-  static int nextId = 1;
-  struct CUmod_st *module = NULL;
-  for (int i = 0; i < MAX_MODULES && !module; ++i)
-    if (!fake.modules[i].live)
-      module = &fake.modules[i];
+  struct CUmod_st *module = fake.moduleCount < MAX_MODULES
+                                ? calloc(1, sizeof(struct CUmod_st))
+                                : NULL;
   if (!module) {
     pthread_mutex_unlock(&fake.mutex);
     return fail(CUDA_ERROR_OUT_OF_MEMORY, call, "too many modules");
   }
-  memset(module, 0, sizeof(*module));
   uint32_t magic;
   memcpy(&magic, bytes, sizeof(magic));
   int ok = !memcmp(bytes, "\177ELF", 4) ? readCubin(module, bytes)
@@ -866,8 +871,15 @@ static CUresult loadModule(CUmodule *result, const void *image,
                ? readPtx(module, (const char *)bytes)
                : 0;
   if (ok) {
+    // The handles point into the array from now on: set their module.
+    for (int i = 0; i < module->functionCount; ++i)
+      module->functions[i].module = module;
     module->live = 1;
-    module->id = nextId++;
+    module->id = fake.moduleCount + 1;
+    fake.modules[fake.moduleCount++] = module;
+  } else {
+    free(module->functions);
+    free(module);
   }
   pthread_mutex_unlock(&fake.mutex);
   if (!ok)
@@ -890,8 +902,10 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned count,
 }
 
 static int validModule(CUmodule module) {
-  return module >= fake.modules && module < fake.modules + MAX_MODULES &&
-         module->live;
+  for (int i = 0; i < fake.moduleCount; ++i)
+    if (fake.modules[i] == module)
+      return module->live;
+  return 0;
 }
 
 CUresult cuModuleUnload(CUmodule module) {
