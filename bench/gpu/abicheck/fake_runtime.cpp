@@ -5,27 +5,46 @@
 //===----------------------------------------------------------------------===//
 //
 // Stands in for libhot_cuda_runtime.so so that the exported modules' host code
-// runs without a GPU: allocations are host memory (filled with 0xAB), module
-// loads and streams are dummies, launches only record their parameters.
+// runs without a GPU: managed allocations are host memory (filled with 0xAB),
+// device allocations address space the host cannot touch, module loads and
+// streams are dummies, launches only record their parameters.
 //
 //===----------------------------------------------------------------------===//
 
 #include "fake_runtime.h"
 
+#include <sys/mman.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 std::set<void *> liveAllocations;
 std::vector<std::vector<uint64_t>> launchParams;
-int deviceOnlyAllocations = 0;
+std::set<void *> deviceAllocations;
+
+namespace {
+std::map<void *, size_t> mappedBytes;
+} // namespace
 
 extern "C" {
 void *mgpuMemAlloc(uint64_t sizeBytes, void *, bool isHostShared) {
-  if (!isHostShared)
-    ++deviceOnlyAllocations;
-  void *ptr = std::aligned_alloc(256, (sizeBytes + 255) / 256 * 256 + 256);
-  std::memset(ptr, 0xAB, sizeBytes);
+  size_t bytes = (sizeBytes + 255) / 256 * 256 + 256;
+  void *ptr = nullptr;
+  if (isHostShared) {
+    ptr = std::aligned_alloc(256, bytes);
+    std::memset(ptr, 0xAB, sizeBytes);
+  } else {
+    ptr = mmap(nullptr, bytes, PROT_NONE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (ptr == MAP_FAILED) {
+      std::perror("abi-check: mmap");
+      std::exit(1);
+    }
+    deviceAllocations.insert(ptr);
+    mappedBytes[ptr] = bytes;
+  }
   liveAllocations.insert(ptr);
   return ptr;
 }
@@ -37,7 +56,12 @@ void mgpuMemFree(void *ptr, void *) {
     std::fprintf(stderr, "abi-check: mgpuMemFree of unknown %p\n", ptr);
     std::exit(1);
   }
-  std::free(ptr);
+  if (deviceAllocations.erase(ptr)) {
+    munmap(ptr, mappedBytes[ptr]);
+    mappedBytes.erase(ptr);
+  } else {
+    std::free(ptr);
+  }
 }
 
 void *mgpuModuleLoad(void *, size_t) {

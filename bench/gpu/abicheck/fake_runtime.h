@@ -15,7 +15,8 @@
 extern std::set<void *> liveAllocations;
 /// The first 8 bytes of every parameter of every launch, in order.
 extern std::vector<std::vector<uint64_t>> launchParams;
-/// mgpuMemAlloc calls without host_shared (device memory the host cannot read).
-extern int deviceOnlyAllocations;
+/// The live buffers mgpuMemAlloc gave without host_shared (device memory the
+/// host cannot read): PROT_NONE here, so that host code touching one faults.
+extern std::set<void *> deviceAllocations;
 
 #endif // HOT_BENCH_GPU_ABICHECK_FAKE_RUNTIME_H
