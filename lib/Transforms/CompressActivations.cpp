@@ -132,6 +132,20 @@ struct HotCompressActivationsPass
              << forwardName << " are the tensors @" << backwardName
              << " takes; set forward-outputs";
     unsigned numSaved = forward.getNumResults() - *outputs;
+    // Saved tensor k is forward result outputs + k and backward argument k:
+    // their types must agree (a wrong forward-outputs would pair others).
+    for (unsigned k = 0; k < numSaved && k < numArgs; ++k) {
+      Type result = forward.getResultTypes()[*outputs + k];
+      Type argument = backward.getArgumentTypes()[k];
+      if (result != argument)
+        return emitError(forward.getLoc())
+               << "hot-compress-activations: with forward-outputs=" << *outputs
+               << ", result " << *outputs + k << " of @" << forwardName
+               << ", of type " << result << ", would be argument " << k
+               << " of @" << backwardName << ", of type " << argument
+               << ": forward-outputs must count the results that are not "
+                  "saved tensors";
+    }
 
     auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
     IRRewriter rewriter(&getContext());

@@ -55,6 +55,55 @@ bool getBool(DictionaryAttr dict, StringRef key) {
   return attr && attr.getValue();
 }
 
+/// Why `path` (a record's "gx" or "gw") cannot be reported, or "".
+std::string checkPath(DictionaryAttr path, StringRef key) {
+  if (!path.getAs<BoolAttr>("rewritten"))
+    return "'" + key.str() + "' has no boolean 'rewritten'";
+  if (!getBool(path, "rewritten"))
+    return path.getAs<StringAttr>("reason")
+               ? ""
+               : "'" + key.str() + "' is not rewritten and gives no 'reason'";
+  int64_t bits = getInt(path, "bits"), block = getInt(path, "block");
+  if (bits < 0 || bits > 32)
+    return "'" + key.str() + "' has bits " + std::to_string(bits);
+  bool hla = key == "gw" && getBool(path, "hla");
+  if ((key == "gx" || hla) && (block < 1 || !llvm::isPowerOf2_64(block)))
+    return "'" + key.str() + "' has block " + std::to_string(block) +
+           ", not a power of two";
+  if (hla && (getInt(path, "rank") < 1 || getInt(path, "rank") > block))
+    return "'" + key.str() + "' has rank " +
+           std::to_string(getInt(path, "rank")) + ", not in [1, block]";
+  return "";
+}
+
+/// Why `record` (an element of hot.layers) cannot be reported, or "": the
+/// records are only read here, and the IR may have been written by hand.
+std::string checkRecord(Attribute record) {
+  auto dict = dyn_cast<DictionaryAttr>(record);
+  if (!dict)
+    return "not a dictionary";
+  if (!dict.getAs<StringAttr>("name"))
+    return "no string 'name'";
+  auto tokens = dict.getAs<DenseI64ArrayAttr>("tokens");
+  if (!tokens || tokens.empty() ||
+      llvm::any_of(tokens.asArrayRef(), [](int64_t t) { return t < 1; }))
+    return "'tokens' is not a non-empty array of positive sizes";
+  for (StringRef key : {"out_features", "in_features"})
+    if (getInt(dict, key) < 1)
+      return "'" + key.str() + "' is not a positive integer";
+  for (StringRef key : {"gx", "gw"}) {
+    Attribute path = dict.get(key);
+    if (!path && key == "gx")
+      continue;
+    auto pathDict = dyn_cast_or_null<DictionaryAttr>(path);
+    if (!pathDict)
+      return "'" + key.str() + "' is not a dictionary";
+    if (std::string why = checkPath(pathDict, key); !why.empty())
+      return why;
+  }
+  return "";
+}
+
 /// Bytes of the compressed saved activation of `layer`, if ABC moved it.
 std::optional<int64_t> getCompressedBytes(FunctionOpInterface function,
                                           StringRef layer) {
@@ -194,16 +243,25 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
       emitError(getOperation().getLoc()) << "hot-report: " << errorMessage;
       return signalPassFailure();
     }
-    llvm::raw_ostream &os = file->os();
+    llvm::raw_fd_ostream &os = file->os();
     llvm::json::Array functions;
+    bool failed = false;
     getOperation().walk([&](FunctionOpInterface function) {
       auto records = function->getAttrOfType<ArrayAttr>(kLayerDecisionsAttrName);
       if (!records)
-        return;
+        return WalkResult::advance();
       SmallVector<LayerFigures> layers;
-      for (Attribute record : records)
+      for (auto [index, record] : llvm::enumerate(records)) {
+        if (std::string why = checkRecord(record); !why.empty()) {
+          function.emitError()
+              << "hot-report: record " << index << " of '"
+              << kLayerDecisionsAttrName << "' is malformed: " << why;
+          failed = true;
+          return WalkResult::interrupt();
+        }
         layers.push_back(
             computeFigures(function, cast<DictionaryAttr>(record)));
+      }
       int64_t peakAfter = computePeakLiveTensorBytes(function);
       auto peakAttr =
           function->getAttrOfType<IntegerAttr>(kOriginalPeakAttrName);
@@ -213,11 +271,23 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
       else
         functions.push_back(toJSON(function.getName(), layers, peakBefore,
                                    peakAfter));
+      return WalkResult::advance();
     });
+    if (failed)
+      return signalPassFailure();
     if (format == "json")
       os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                        {"functions", std::move(functions)}}))
          << "\n";
+    // A write error (a full disk) is a diagnostic, not an abort at exit.
+    os.flush();
+    if (os.has_error()) {
+      emitError(getOperation().getLoc())
+          << "hot-report: cannot write '" << output
+          << "': " << os.error().message();
+      os.clear_error();
+      return signalPassFailure();
+    }
     file->keep();
   }
 

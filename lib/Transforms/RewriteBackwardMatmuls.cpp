@@ -153,7 +153,8 @@ struct HotRewriteBackwardMatmulsPass
       if (seedArg >= int64_t(entry.getNumArguments()) ||
           entry.getArgument(seedArg).getType() != i64)
         return function.emitError()
-               << "seed-arg=" << seedArg << " does not name an i64 argument";
+               << "seed-arg=" << static_cast<int64_t>(seedArg)
+               << " does not name an i64 argument";
       function.setArgAttr(seedArg, kSeedAttrName,
                           UnitAttr::get(function.getContext()));
       return Value(entry.getArgument(seedArg));

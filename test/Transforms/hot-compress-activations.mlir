@@ -1,5 +1,6 @@
 // RUN: hot-opt %s -hot-rewrite-backward-matmuls="remarks=false" -hot-compress-activations="forward=forward backward=backward" -verify-diagnostics | FileCheck %s
 // RUN: not hot-opt %s -hot-compress-activations="forward=nothere backward=backward" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not hot-opt %s -hot-rewrite-backward-matmuls="remarks=false" -hot-compress-activations="forward=forward backward=backward forward-outputs=0" 2>&1 | FileCheck %s --check-prefix=OUTPUTS
 
 // A split graph as AOTAutograd emits it: the forward returns its output, then
 // the tensors it saves (h, Wᵀ); the backward takes them, then the tangent.
@@ -20,6 +21,9 @@
 // CHECK: hot.rescale %{{.*}}, %{{.*}}, %[[SX]]
 
 // BAD: hot-compress-activations: forward='nothere' and backward='backward' must name two functions with bodies
+// A forward-outputs that pairs saved tensors with the wrong arguments is an
+// error before anything is moved, not invalid IR.
+// OUTPUTS: error: hot-compress-activations: with forward-outputs=0, result 0 of @forward, of type 'tensor<2x16x32xf32>', would be argument 0 of @backward, of type 'tensor<2x16x8xf32>': forward-outputs must count the results that are not saved tensors
 func.func @forward(%x: tensor<2x16x8xf32>, %w: tensor<32x8xf32>)
     -> (tensor<2x16x32xf32>, tensor<2x16x8xf32>, tensor<8x32xf32>) {
   %cst = arith.constant 0.0 : f32

@@ -2,6 +2,9 @@
 // RUN: hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="gx-bits=0 gw-bits=0 hla-rank=16 remarks=false" | FileCheck %s --check-prefix=FP
 // RUN: hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="gx-granularity=per_row gw-granularity=per_col hla-selection=triangle remarks=false" | FileCheck %s --check-prefix=FINE
 // RUN: not hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="gx-bits=9" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="seed-arg=65" 2>&1 | FileCheck %s --check-prefix=SEEDARG
+// The index as a number (an int64_t option streamed as such, not a char).
+// SEEDARG: error: seed-arg=65 does not name an i64 argument
 
 // A layer with [B, T, .] activations: gx through Hadamard + INT4, gw through
 // HLA along each sample's 17 tokens (one block of 16 + a tail of 1) + INT8.

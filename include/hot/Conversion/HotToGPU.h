@@ -274,6 +274,8 @@ void registerLaunchFuncMemoryEffects(DialectRegistry &registry);
 
 /// Rows go to grid.y, which CUDA bounds by 65535 blocks.
 inline constexpr int64_t kMaxGridY = 65535;
+/// Columns go to grid.x, which CUDA bounds by 2^31 - 1 blocks.
+inline constexpr int64_t kMaxGridX = 2147483647;
 
 struct IntMatmulToGPUOptions;
 

@@ -322,6 +322,33 @@ def ParallelDimsOutermostPass
 }
 
 //===----------------------------------------------------------------------===//
+// hot-check-kernel-ops
+//===----------------------------------------------------------------------===//
+
+def CheckKernelOpsPass : Pass<"hot-check-kernel-ops", "mlir::ModuleOp"> {
+  let summary = "Reject kernel ops that LLVM's NVPTX backend aborts on";
+  let description = [{
+    Once the GPU mapping has made kernels of a module's loops, any op of the
+    input may run on the device. A few forms that the rest of the pipeline
+    accepts make LLVM's NVPTX backend abort the process while it serializes
+    the kernels ("unsupported library call operation"), far from the op and
+    without a location. This pass reports them at the op, as errors, before
+    that happens:
+
+    - values of f80 or f128 (NVPTX has no such arithmetic);
+    - on chips before sm_90, `arith.truncf` with an explicit rounding mode
+      to bf16 or from f64 (LLVM 22 lowers it to a constrained truncation
+      that these chips cannot select; a plain `arith.truncf` is fine).
+
+    It checks the bodies of `gpu.launch` and the functions of `gpu.module`s.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_80\"",
+           "The chip the kernels are compiled for">,
+  ];
+}
+
+//===----------------------------------------------------------------------===//
 // hot-tile-parallel-loops
 //===----------------------------------------------------------------------===//
 

@@ -214,8 +214,18 @@ void buildHotLowerToCPUPipeline(OpPassManager &pm,
 void buildHotLowerToNVVMPipeline(OpPassManager &pm,
                                  const HotLowerToNVVMOptions &options);
 
-/// The PTX feature string of `chip` (+ptx70 for sm_80, ...).
+/// The PTX feature string of `chip` (+ptx70 for sm_80, ...): the first PTX
+/// ISA version that LLVM's NVPTX backend accepts for it. Empty for a chip
+/// the pipeline does not know.
 std::string getDefaultPTXFeatures(StringRef chip);
+
+/// Checks the options of `hot-lower-to-nvvm` that the passes would otherwise
+/// accept and LLVM's NVPTX backend abort on, or ignore: the chip (one the
+/// kernels support and LLVM knows), a PTX version in `features` too old for
+/// it, and the format. Reports through `error`.
+LogicalResult
+verifyHotLowerToNVVMOptions(const HotLowerToNVVMOptions &options,
+                            function_ref<LogicalResult(const Twine &)> error);
 
 /// Registers `hot-training-pipeline` with the global registry.
 void registerHotTrainingPipeline();

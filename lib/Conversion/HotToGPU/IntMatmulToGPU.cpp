@@ -11,6 +11,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::hot;
 
@@ -94,6 +96,24 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
                           << " rows need more than " << kMaxGridY
                           << " thread blocks of " << options.tiling.tileM
                           << " rows (grid.y limit)";
+  if (llvm::divideCeil(n, options.tiling.tileN) > kMaxGridX)
+    return op.emitError() << "cannot lower to a tensor-core kernel: " << n
+                          << " columns need more than " << kMaxGridX
+                          << " thread blocks of " << options.tiling.tileN
+                          << " columns (grid.x limit)";
+  // A K-major operand goes through a transpose kernel, whose grid.y covers
+  // its rows.
+  for (auto [kMajor, rows, what] : {std::tuple(transposeLhs, m, "lhs"),
+                                    std::tuple(!transposeRhs, n, "rhs")}) {
+    OperandTransposeSpec layout;
+    layout.rows = rows;
+    if (kMajor && layout.getGridY() > kMaxGridY)
+      return op.emitError()
+             << "cannot lower to a tensor-core kernel: the " << what
+             << " is K-major, and its " << rows << " rows need more than "
+             << kMaxGridY << " thread blocks of the transpose kernel "
+             << "(grid.y limit)";
+  }
   ModuleOp module = op->getParentOfType<ModuleOp>();
   if (!module)
     return op.emitError("cannot lower to a tensor-core kernel outside of a "

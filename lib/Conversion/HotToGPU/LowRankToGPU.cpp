@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::hot;
 
@@ -82,9 +84,14 @@ struct BlockTransform {
   Operation *op;
   Value input;
   int64_t dim, block;
-  SmallVector<int64_t> rows;
+  /// The rows each block keeps, in order: asked for only once the block is
+  /// known to be small (a block of 2^40 is a valid op).
+  std::function<SmallVector<int64_t>()> keptRows;
   RankedTensorType resultType;
 };
+
+/// The rows of a block of 1.
+SmallVector<int64_t> keepRowZero() { return {0}; }
 } // namespace
 
 /// The kernel's x: the transform's input (or the bf16/f16 tensor it extends)
@@ -186,7 +193,7 @@ getBlockTransformSpec(const BlockTransform &transform,
     spec.outer *= type.getDimSize(d);
   for (int64_t d = transform.dim + 1; d < type.getRank(); ++d)
     spec.inner *= type.getDimSize(d);
-  spec.rows = transform.rows;
+  spec.rows = transform.keptRows();
   spec.inputElementType = getKernelSourceElementType(transform.input);
   spec.vectorWidth = getVectorWidth(spec.inner);
   spec.threads =
@@ -221,7 +228,10 @@ static BlockTransform getBlockTransform(LowRankOp op) {
           op.getInput(),
           int64_t(op.getDim()),
           int64_t(op.getBlock()),
-          getKeptWalshRows(op.getBlock(), op.getRank(), op.getSelection()),
+          [op]() mutable {
+            return getKeptWalshRows(op.getBlock(), op.getRank(),
+                                    op.getSelection());
+          },
           cast<RankedTensorType>(op.getType())};
 }
 
@@ -285,12 +295,13 @@ LogicalResult
 mlir::hot::lowerHadamardToGPU(RewriterBase &rewriter, HadamardOp op,
                               const TransformsToGPUOptions &options) {
   int64_t block = op.getBlock();
-  BlockTransform transform{op,
-                           op.getInput(),
-                           int64_t(op.getDim()),
-                           block,
-                           llvm::to_vector(llvm::seq<int64_t>(0, block)),
-                           cast<RankedTensorType>(op.getType())};
+  BlockTransform transform{
+      op,
+      op.getInput(),
+      int64_t(op.getDim()),
+      block,
+      [block] { return llvm::to_vector(llvm::seq<int64_t>(0, block)); },
+      cast<RankedTensorType>(op.getType())};
   std::string reason = "block 1 is the identity";
   FailureOr<LowRankKernelSpec> spec = failure();
   if (block > 1)
@@ -566,7 +577,7 @@ LogicalResult
 mlir::hot::lowerPerColumnQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                                        const TransformsToGPUOptions &options) {
   auto type = cast<RankedTensorType>(op.getInput().getType());
-  BlockTransform transform{op, op.getInput(), 0, 1, {0}, type};
+  BlockTransform transform{op, op.getInput(), 0, 1, keepRowZero, type};
   Location loc = op.getLoc();
   FailureOr<std::string> remark;
   OperandTransposes none;
@@ -591,7 +602,7 @@ mlir::hot::lowerQuantizePairToGPU(RewriterBase &rewriter, QuantizeOp input,
   auto type = cast<RankedTensorType>(output.getInput().getType());
   if (!type.hasStaticShape() || type.getNumElements() == 0)
     return failure();
-  BlockTransform transform{output, output.getInput(), 0, 1, {0}, type};
+  BlockTransform transform{output, output.getInput(), 0, 1, keepRowZero, type};
   Location loc = output.getLoc();
   FailureOr<std::string> remark = launchWithQuantizes(
       rewriter, transform, input, output, anchor, options, transposes);

@@ -123,16 +123,22 @@ Value MmaKernelEmitter::loadStage(Value stage, Value local, Value tileValid) {
 
 Value MmaKernelEmitter::loadPrologue(int64_t count) {
   Value lastGroup;
-  for (int64_t s = 0; s < count; ++s)
-    lastGroup = s < kTiles ? loadStage(cst(s), cst(s),
-                                       kCount ? kTileExists(cst(s)) : Value())
-                           : emptyGroup();
+  for (int64_t s = 0; s < count; ++s) {
+    if (s < kTiles)
+      lastGroup =
+          loadStage(cst(s), cst(s), kCount ? kTileExists(cst(s)) : Value());
+    else
+      emptyGroup();
+  }
   return lastGroup;
 }
 
-Value MmaKernelEmitter::emptyGroup() {
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+void MmaKernelEmitter::emptyGroup() {
+  // nvvm's commit, not an nvgpu.device_async_create_group of no copies: the
+  // latter's assembly form has nothing after its (empty) operand list, so
+  // that its printed IR does not parse back. The waits count groups; their
+  // token operand is the last real group's.
+  NVVM::CpAsyncCommitGroupOp::create(b);
 }
 
 void MmaKernelEmitter::storeResults(ValueRange accs, Value warpRow,

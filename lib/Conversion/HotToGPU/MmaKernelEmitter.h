@@ -81,8 +81,8 @@ protected:
   /// each (empty groups past its last tile keep the group count uniform);
   /// returns the last group.
   Value loadPrologue(int64_t count);
-  /// An empty group (keeps the number of groups per iteration uniform).
-  Value emptyGroup();
+  /// Commits an empty group (keeps the number of groups uniform).
+  void emptyGroup();
 
   /// Guarded stores of accumulators laid out as m16n8 C fragments: the warp
   /// at (`warpRow`, `warpCol`) of a grid of `warpM` x `warpN` warp tiles

@@ -127,6 +127,13 @@ struct LowRankLowering : OpConversionPattern<LowRankOp> {
       rewriter.replaceOp(op, input);
       return success();
     }
+    if (type.getNumElements() == 0) {
+      // Another dim is empty: so is the result, and no slice of the input
+      // may be taken (an offset 0 into an empty dim is out of bounds).
+      rewriter.replaceOpWithNewOp<tensor::EmptyOp>(op, resultType.getShape(),
+                                                   elementType);
+      return success();
+    }
 
     SmallVector<OpFoldResult> offsets(rankOfTensor, rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(rankOfTensor, rewriter.getIndexAttr(1));

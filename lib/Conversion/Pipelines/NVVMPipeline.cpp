@@ -18,20 +18,72 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
 
 using namespace mlir;
 
+namespace {
+/// The chips the pipeline lowers to and the first PTX ISA version (x10) LLVM
+/// 22's NVPTX backend accepts for each (what it names when given an older
+/// one; test/Conversion/Pipelines/hot-lower-to-nvvm-chips.mlir compiles each
+/// with it).
+constexpr std::pair<llvm::StringLiteral, int> kChipPTX[] = {
+    {"sm_80", 70},   {"sm_86", 71},   {"sm_87", 74},   {"sm_88", 90},
+    {"sm_89", 78},   {"sm_90", 78},   {"sm_90a", 80},  {"sm_100", 86},
+    {"sm_100a", 86}, {"sm_100f", 88}, {"sm_101", 86},  {"sm_101a", 86},
+    {"sm_101f", 88}, {"sm_103", 88},  {"sm_103a", 88}, {"sm_103f", 88},
+    {"sm_110", 90},  {"sm_110a", 90}, {"sm_110f", 90}, {"sm_120", 87},
+    {"sm_120a", 87}, {"sm_120f", 88}, {"sm_121", 88},  {"sm_121a", 88},
+    {"sm_121f", 88}};
+
+std::optional<int> getMinimumPTX(StringRef chip) {
+  for (auto [name, ptx] : kChipPTX)
+    if (name == chip)
+      return ptx;
+  return std::nullopt;
+}
+} // namespace
+
 std::string mlir::hot::getDefaultPTXFeatures(StringRef chip) {
-  // LLVM's NVPTX default (PTX 6.0) cannot express sm_80 code; use each chip's
-  // first PTX ISA, and PTX 7.8 for anything newer than the listed chips.
-  return llvm::StringSwitch<std::string>(chip)
-      .Case("sm_80", "+ptx70")
-      .Case("sm_86", "+ptx71")
-      .Case("sm_87", "+ptx74")
-      .Cases({"sm_89", "sm_90"}, "+ptx78")
-      .Case("sm_90a", "+ptx80")
-      .Default("+ptx78");
+  std::optional<int> ptx = getMinimumPTX(chip);
+  return ptx ? "+ptx" + std::to_string(*ptx) : std::string();
+}
+
+LogicalResult mlir::hot::verifyHotLowerToNVVMOptions(
+    const HotLowerToNVVMOptions &options,
+    function_ref<LogicalResult(const Twine &)> error) {
+  StringRef chip = options.chip;
+  std::optional<int> minimum = getMinimumPTX(chip);
+  if (!minimum) {
+    std::string known;
+    for (auto [name, ptx] : kChipPTX)
+      known += (known.empty() ? "" : ", ") + name.str();
+    return error("hot-lower-to-nvvm: unknown chip '" + chip +
+                 "' (the kernels need sm_80 or newer; known: " + known + ")");
+  }
+  // The last +ptxNN of the features is the one LLVM uses.
+  SmallVector<StringRef> features;
+  StringRef(options.features).split(features, ',', -1, false);
+  for (StringRef feature : llvm::reverse(features)) {
+    int ptx = 0;
+    StringRef version = feature.trim();
+    if (!version.consume_front("+ptx") || version.getAsInteger(10, ptx))
+      continue;
+    if (ptx < *minimum)
+      return error("hot-lower-to-nvvm: features '" + options.features +
+                   "' ask for PTX " + Twine(ptx / 10) + "." + Twine(ptx % 10) +
+                   ", older than the " + Twine(*minimum / 10) + "." +
+                   Twine(*minimum % 10) + " that " + chip + " needs");
+    break;
+  }
+  if (!llvm::is_contained({"isa", "assembly", "bin", "binary", "fatbin",
+                           "fatbinary", "llvm", "offloading"},
+                          StringRef(options.format)))
+    return error("hot-lower-to-nvvm: format must be isa, bin, fatbin, llvm "
+                 "or offloading, got '" +
+                 options.format + "'");
+  return success();
 }
 
 void mlir::hot::buildHotLowerToNVVMPipeline(
@@ -74,6 +126,10 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createCanonicalizerPass());
+  // Kernel ops LLVM's NVPTX backend would abort on: located errors instead.
+  CheckKernelOpsPassOptions check;
+  check.chip = options.chip;
+  pm.addPass(createCheckKernelOpsPass(check));
   // Buffers that only kernels touch in device memory, not managed memory.
   pm.addNestedPass<func::FuncOp>(createGpuDeviceBuffersPass());
   // The kernels back to back on one stream, one host synchronization after
@@ -102,11 +158,24 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
 }
 
 void mlir::hot::registerHotLowerToNVVMPipeline() {
-  PassPipelineRegistration<HotLowerToNVVMOptions>(
+  // PassPipelineRegistration, with the options checked before the pipeline
+  // is built.
+  registerPassPipeline(
       "hot-lower-to-nvvm",
       "Lower a module with hot ops to NVVM kernels and LLVM host code: "
       "hot.int_matmul (+ hot.rescale) as tensor-core kernels "
       "(convert-hot-to-gpu), the rest through linalg and parallel loops, "
       "kernels serialized to PTX (format=isa) or a binary (bin, fatbin)",
-      buildHotLowerToNVVMPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> error) {
+        HotLowerToNVVMOptions options;
+        if (failed(options.parseFromString(text)) ||
+            failed(verifyHotLowerToNVVMOptions(options, error)))
+          return failure();
+        buildHotLowerToNVVMPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const ::mlir::detail::PassOptions &)> handler) {
+        handler(HotLowerToNVVMOptions());
+      });
 }

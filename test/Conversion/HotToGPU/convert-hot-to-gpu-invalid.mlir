@@ -46,3 +46,32 @@ func.func @max_rows(%a: tensor<8388480x32xi8>, %b: tensor<32x16xi8>) -> tensor<8
   %acc = hot.int_matmul %a, %b : tensor<8388480x32xi8>, tensor<32x16xi8> -> tensor<8388480x16xi32>
   return %acc : tensor<8388480x16xi32>
 }
+
+// -----
+
+// A K-major operand goes through a transpose kernel of 64 rows per block of
+// grid.y: more rows than that grid holds are an error too.
+func.func @transpose_rows(%a: tensor<32x8388480xi8>, %b: tensor<32x16xi8>) -> tensor<8388480x16xi32> {
+  // expected-error @below {{cannot lower to a tensor-core kernel: the lhs is K-major, and its 8388480 rows need more than 65535 thread blocks of the transpose kernel (grid.y limit)}}
+  %acc = hot.int_matmul %a transposed, %b : tensor<32x8388480xi8>, tensor<32x16xi8> -> tensor<8388480x16xi32>
+  return %acc : tensor<8388480x16xi32>
+}
+
+// -----
+
+// Columns map to grid.x, at most 2^31 - 1 blocks.
+func.func @too_many_columns(%a: tensor<16x32xi8>, %b: tensor<1099511627776x32xi8>) -> tensor<16x1099511627776xi32> {
+  // expected-error @below {{cannot lower to a tensor-core kernel: 1099511627776 columns need more than 2147483647 thread blocks of 128 columns (grid.x limit)}}
+  %acc = hot.int_matmul %a, %b transposed : tensor<16x32xi8>, tensor<1099511627776x32xi8> -> tensor<16x1099511627776xi32>
+  return %acc : tensor<16x1099511627776xi32>
+}
+
+// -----
+
+// A block of 2^40 is a valid op: the kernel's limit is checked before any
+// per-row table is built (it used to take minutes and all the memory).
+func.func @huge_block(%x: tensor<197x64xf32>) -> tensor<197x64xf32> {
+  // expected-remark @below {{lowrank left to the generic path: block 1099511627776 is larger than the 32 values one thread keeps in registers}}
+  %y = hot.lowrank %x along 0 block 1099511627776 rank 1099511627776 allow_tail : tensor<197x64xf32> -> tensor<197x64xf32>
+  return %y : tensor<197x64xf32>
+}

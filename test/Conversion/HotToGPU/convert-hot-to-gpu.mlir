@@ -6,6 +6,10 @@
 // RUN:   | FileCheck %s --check-prefix=REMARK80
 // RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90 tile-m=128 tile-n=128 hadamard-quantize=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK90
+// The printed kernels parse back (for the products of fewer K tiles than
+// stages too, whose empty cp.async groups nvvm commits).
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_80" 2>/dev/null \
+// RUN:   | hot-opt --split-input-file -o /dev/null
 
 // gx = qg·qw on 4-bit grids: s4 m16n8k64 on sm_80 (operands packed), s8
 // m16n8k32 on sm_90; qw : [O, I] is [K][N], so it is transposed first; the

@@ -238,3 +238,15 @@ func.func @mixed(%x: tensor<2x4xf32>, %y: f32) -> (tensor<2x4xf32>, f32) {
   %z = arith.addf %y, %y : f32
   return %h, %z : tensor<2x4xf32>, f32
 }
+
+// -----
+
+// An empty batch with a tail along the projected dim: the result is empty
+// too, and no slice of the empty input is taken.
+// CHECK-LABEL: func.func @lowrank_empty
+//       CHECK:   %[[E:.*]] = tensor.empty() : tensor<0x9xf32>
+//  CHECK-NEXT:   return %[[E]]
+func.func @lowrank_empty(%x: tensor<0x17xf32>) -> tensor<0x9xf32> {
+  %y = hot.lowrank %x along 1 block 8 rank 4 allow_tail : tensor<0x17xf32> -> tensor<0x9xf32>
+  return %y : tensor<0x9xf32>
+}
