@@ -68,10 +68,11 @@ struct TileParallelLoopsPass
   }
 
   void runOnOperation() override {
-    if (threads <= 0 || !llvm::isPowerOf2_64(threads)) {
+    // A tile becomes a thread block: at most 1024 threads.
+    if (threads <= 0 || threads > 1024 || !llvm::isPowerOf2_64(threads)) {
       getOperation().emitError()
-          << "hot-tile-parallel-loops: threads must be a positive power of "
-             "two, got "
+          << "hot-tile-parallel-loops: threads must be a power of two in "
+             "[1, 1024] (the threads of a block), got "
           << static_cast<int64_t>(threads);
       return signalPassFailure();
     }

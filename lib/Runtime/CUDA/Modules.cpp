@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <iterator>
+#include <mutex>
+#include <unordered_map>
 
 using namespace hot::cuda;
 
@@ -33,12 +35,31 @@ void reportDevice(const char *entry, CUdevice device) {
   reportError(entry, message);
 }
 
+/// The dynamic shared memory each function has been allowed so far: a step
+/// launches the same kernels every call, and the opt-in needs doing once.
+struct SharedMemoryOptIns {
+  std::mutex mutex;
+  std::unordered_map<CUfunction, int32_t> allowed;
+};
+
+SharedMemoryOptIns &sharedMemoryOptIns() {
+  static SharedMemoryOptIns *state = new SharedMemoryOptIns(); // Never freed.
+  return *state;
+}
+
 /// Lets `function` use `smem` bytes of dynamic shared memory; false (after
 /// saying why) when the device cannot give that much.
 bool allowSharedMemory(const char *entry, CUfunction function, int32_t smem,
                        CUdevice device) {
   if (smem <= kDefaultSharedMemoryLimit)
     return true;
+  SharedMemoryOptIns &optIns = sharedMemoryOptIns();
+  {
+    std::lock_guard<std::mutex> lock(optIns.mutex);
+    auto it = optIns.allowed.find(function);
+    if (it != optIns.allowed.end() && it->second >= smem)
+      return true;
+  }
   int optIn = 0, staticBytes = 0;
   HOT_CUDA_CHECK(cuDeviceGetAttribute(
       &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device));
@@ -53,12 +74,16 @@ bool allowSharedMemory(const char *entry, CUfunction function, int32_t smem,
     reportError(entry, message);
     return false;
   }
-  return check(
-      cuFuncSetAttribute(function,
-                         CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
-      entry,
-      "cuFuncSetAttribute(function, "
-      "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)");
+  if (!check(cuFuncSetAttribute(function,
+                                CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                smem),
+             entry,
+             "cuFuncSetAttribute(function, "
+             "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)"))
+    return false;
+  std::lock_guard<std::mutex> lock(optIns.mutex);
+  optIns.allowed[function] = smem;
+  return true;
 }
 } // namespace
 
@@ -97,6 +122,10 @@ extern "C" void mgpuModuleUnload(void *module) {
     return;
   ContextGuard guard(__func__);
   HOT_CUDA_CHECK(cuModuleUnload(static_cast<CUmodule>(module)));
+  // Its functions' handles may name another module's functions later.
+  SharedMemoryOptIns &optIns = sharedMemoryOptIns();
+  std::lock_guard<std::mutex> lock(optIns.mutex);
+  optIns.allowed.clear();
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {

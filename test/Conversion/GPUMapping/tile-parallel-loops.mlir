@@ -1,8 +1,11 @@
 // RUN: hot-opt %s --split-input-file --hot-tile-parallel-loops | FileCheck %s
 // RUN: not hot-opt %s --split-input-file --hot-tile-parallel-loops=threads=96 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=THREADS
+// RUN: not hot-opt %s --split-input-file --hot-tile-parallel-loops=threads=2048 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=THREADS2048
 
-// THREADS: error: hot-tile-parallel-loops: threads must be a positive power of two, got 96
+// THREADS: error: hot-tile-parallel-loops: threads must be a power of two in [1, 1024] (the threads of a block), got 96
+// THREADS2048: error: hot-tile-parallel-loops: threads must be a power of two in [1, 1024] (the threads of a block), got 2048
 
 // A 2-D loop: the 256 threads go to the contiguous dim first (100 -> 128),
 // the rest to the next (2); iterations past the end are guarded.

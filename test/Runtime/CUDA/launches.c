@@ -57,6 +57,10 @@ int main(int argc, char **argv) {
   // CHECK: cuFuncSetAttribute(large, 8, 132096)
   // CHECK-NEXT: launch large grid (1,1,1) block (256,1,1) smem 132096
   rt.launchKernel(large, 1, 1, 1, 256, 1, 1, 132096, stream, NULL, NULL, 0);
+  // Opted in once: the next launch asks the driver nothing.
+  // CHECK-NOT: cuFuncSetAttribute
+  // CHECK: launch large grid (2,1,1) block (256,1,1) smem 100000
+  rt.launchKernel(large, 2, 1, 1, 256, 1, 1, 100000, stream, NULL, NULL, 0);
   // SM80: mgpuLaunchKernel: 240000 bytes of dynamic shared memory plus 0
   // SM80-SAME: static exceed the device's 166912 bytes per block
   // CHECK: mgpuLaunchKernel: 240000 bytes of dynamic shared memory plus 0
@@ -79,7 +83,7 @@ int main(int argc, char **argv) {
   // driver.
   // SM80-NEXT: mgpuLaunchClusterKernel: cuLaunchKernelEx(&config, kernel,
   // SM80-SAME: CUDA_ERROR_INVALID_CLUSTER_SIZE
-  // SM80-NEXT: launches: 3, last small
+  // SM80-NEXT: launches: 4, last small
   rt.launchClusterKernel(small, 16, 1, 1, 32, 1, 1, 64, 1, 1, 0, stream, params,
                          NULL);
   // CHECK: cuLaunchKernelEx: error 912: cluster does not divide the grid
@@ -91,7 +95,7 @@ int main(int argc, char **argv) {
   // CHECK: launch small grid (1,1,1) block (32,1,1)
   rt.launchKernel(small, 1, 1, 1, 32, 1, 1, 0, stream, params, NULL, 1);
   rt.streamSynchronize(stream);
-  // CHECK: launches: 4, last small
+  // CHECK: launches: 5, last small
   say("launches: %lld, last %s", rt.launches(), rt.lastKernel());
 
   // TMA descriptors: a 2-D i8 tile of 128-byte rows with the 128-byte

@@ -148,6 +148,24 @@ static void trace(const char *format, ...) {
   va_end(args);
 }
 
+/// Calls per entry point (the names as cuda.h maps them: cuMemAlloc_v2...).
+static struct {
+  const char *name;
+  long long calls;
+} callCounts[64];
+
+static void countCall(const char *name) {
+  pthread_mutex_lock(&fake.mutex);
+  int i = 0;
+  while (i < 64 && callCounts[i].name && strcmp(callCounts[i].name, name))
+    ++i;
+  if (i < 64) {
+    callCounts[i].name = name;
+    ++callCounts[i].calls;
+  }
+  pthread_mutex_unlock(&fake.mutex);
+}
+
 /// Every error goes through here: counted, and traced with its reason.
 static CUresult fail(CUresult result, const char *call, const char *why) {
   ++fake.errors;
@@ -170,6 +188,7 @@ static int optInShared(void) {
 //===----------------------------------------------------------------------===//
 
 CUresult cuInit(unsigned flags) {
+  countCall(__func__);
   pthread_mutex_lock(&fake.mutex);
   if (!fake.initialized) {
     fake.initialized = 1;
@@ -189,12 +208,14 @@ CUresult cuInit(unsigned flags) {
   return fail(CUDA_ERROR_NOT_INITIALIZED, call, "cuInit was not called")
 
 CUresult cuDeviceGetCount(int *count) {
+  countCall(__func__);
   REQUIRE_INIT("cuDeviceGetCount");
   *count = 1;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  countCall(__func__);
   REQUIRE_INIT("cuDeviceGet");
   if (ordinal != 0)
     return fail(CUDA_ERROR_INVALID_DEVICE, "cuDeviceGet", "one device");
@@ -204,6 +225,7 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal) {
 
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                               CUdevice device) {
+  countCall(__func__);
   REQUIRE_INIT("cuDeviceGetAttribute");
   if (device != 0)
     return fail(CUDA_ERROR_INVALID_DEVICE, "cuDeviceGetAttribute", "device");
@@ -228,6 +250,7 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
+  countCall(__func__);
   REQUIRE_INIT("cuDevicePrimaryCtxRetain");
   if (device != 0)
     return fail(CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxRetain", "dev");
@@ -240,6 +263,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
 }
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice device) {
+  countCall(__func__);
   REQUIRE_INIT("cuDevicePrimaryCtxRelease");
   if (device != 0 || fake.primary.retained == 0)
     return fail(CUDA_ERROR_INVALID_CONTEXT, "cuDevicePrimaryCtxRelease",
@@ -251,6 +275,7 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice device) {
 }
 
 CUresult cuCtxPushCurrent(CUcontext context) {
+  countCall(__func__);
   if (context != &fake.primary || fake.primary.retained == 0)
     return fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxPushCurrent", "context");
   if (contextDepth == MAX_CONTEXT_DEPTH)
@@ -261,6 +286,7 @@ CUresult cuCtxPushCurrent(CUcontext context) {
 }
 
 CUresult cuCtxPopCurrent(CUcontext *context) {
+  countCall(__func__);
   if (contextDepth == 0)
     return fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxPopCurrent", "none current");
   CUcontext popped = contextStack[--contextDepth];
@@ -270,6 +296,7 @@ CUresult cuCtxPopCurrent(CUcontext *context) {
 }
 
 CUresult cuCtxGetCurrent(CUcontext *context) {
+  countCall(__func__);
   REQUIRE_INIT("cuCtxGetCurrent");
   *context = current();
   return CUDA_SUCCESS;
@@ -312,6 +339,7 @@ static const struct {
 };
 
 CUresult cuGetErrorName(CUresult error, const char **name) {
+  countCall(__func__);
   for (size_t i = 0; i < sizeof(errorTable) / sizeof(errorTable[0]); ++i)
     if (errorTable[i].code == error) {
       *name = errorTable[i].name;
@@ -321,6 +349,7 @@ CUresult cuGetErrorName(CUresult error, const char **name) {
 }
 
 CUresult cuGetErrorString(CUresult error, const char **text) {
+  countCall(__func__);
   for (size_t i = 0; i < sizeof(errorTable) / sizeof(errorTable[0]); ++i)
     if (errorTable[i].code == error) {
       *text = errorTable[i].text;
@@ -384,6 +413,7 @@ static void enqueue(CUstream stream, Op op) {
 }
 
 CUresult cuStreamCreate(CUstream *stream, unsigned flags) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuStreamCreate");
   if (flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
     return fail(CUDA_ERROR_INVALID_VALUE, "cuStreamCreate", "flags");
@@ -405,6 +435,7 @@ CUresult cuStreamCreate(CUstream *stream, unsigned flags) {
 }
 
 CUresult cuStreamDestroy(CUstream stream) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuStreamDestroy");
   if (!stream || !validStream(stream))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamDestroy", "stream");
@@ -417,6 +448,7 @@ CUresult cuStreamDestroy(CUstream stream) {
 }
 
 CUresult cuStreamGetCtx(CUstream stream, CUcontext *context) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuStreamGetCtx");
   if (!validStream(stream))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamGetCtx", "stream");
@@ -425,6 +457,7 @@ CUresult cuStreamGetCtx(CUstream stream, CUcontext *context) {
 }
 
 CUresult cuStreamSynchronize(CUstream stream) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuStreamSynchronize");
   if (!validStream(stream))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamSynchronize", "stream");
@@ -439,6 +472,7 @@ CUresult cuStreamSynchronize(CUstream stream) {
 }
 
 CUresult cuCtxSynchronize(void) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuCtxSynchronize");
   pthread_mutex_lock(&fake.mutex);
   runAll();
@@ -453,6 +487,7 @@ static int validEvent(CUevent event) {
 }
 
 CUresult cuEventCreate(CUevent *event, unsigned flags) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuEventCreate");
   (void)flags;
   pthread_mutex_lock(&fake.mutex);
@@ -469,6 +504,7 @@ CUresult cuEventCreate(CUevent *event, unsigned flags) {
 }
 
 CUresult cuEventDestroy(CUevent event) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuEventDestroy");
   if (!validEvent(event))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventDestroy", "event");
@@ -477,6 +513,7 @@ CUresult cuEventDestroy(CUevent event) {
 }
 
 CUresult cuEventRecord(CUevent event, CUstream stream) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuEventRecord");
   if (!validEvent(event) || !validStream(stream))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventRecord", "event or stream");
@@ -493,6 +530,7 @@ static int eventDone(CUevent event) {
 }
 
 CUresult cuEventQuery(CUevent event) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuEventQuery");
   if (!validEvent(event))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventQuery", "event");
@@ -500,6 +538,7 @@ CUresult cuEventQuery(CUevent event) {
 }
 
 CUresult cuEventSynchronize(CUevent event) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuEventSynchronize");
   if (!validEvent(event))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuEventSynchronize", "event");
@@ -511,6 +550,7 @@ CUresult cuEventSynchronize(CUevent event) {
 }
 
 CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned flags) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuStreamWaitEvent");
   if (!validEvent(event) || !validStream(stream) || flags)
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuStreamWaitEvent", "arguments");
@@ -584,16 +624,19 @@ static CUresult allocate(CUdeviceptr *pointer, size_t bytes, int managed,
 }
 
 CUresult cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
+  countCall(__func__);
   return allocate(pointer, bytes, 0, "cuMemAlloc");
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned flags) {
+  countCall(__func__);
   if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
     return fail(CUDA_ERROR_INVALID_VALUE, "cuMemAllocManaged", "flags");
   return allocate(pointer, bytes, 1, "cuMemAllocManaged");
 }
 
 CUresult cuMemFree(CUdeviceptr pointer) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuMemFree");
   pthread_mutex_lock(&fake.mutex);
   Allocation *a = findAllocation((void *)pointer, 1);
@@ -614,6 +657,7 @@ CUresult cuMemFree(CUdeviceptr pointer) {
 }
 
 CUresult cuMemGetInfo(size_t *freeBytes, size_t *totalBytes) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuMemGetInfo");
   pthread_mutex_lock(&fake.mutex);
   size_t used = fake.deviceBytes + fake.managedBytes;
@@ -639,6 +683,7 @@ static int deviceAddressable(const void *pointer, size_t bytes) {
 
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                        CUstream stream) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuMemcpyAsync");
   if (!validStream(stream))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuMemcpyAsync", "stream");
@@ -661,6 +706,7 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 }
 
 CUresult cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuMemcpyHtoD");
   pthread_mutex_lock(&fake.mutex);
   int ok = findAllocation((void *)dst, bytes) != NULL;
@@ -695,15 +741,18 @@ static CUresult fill(CUdeviceptr dst, unsigned value, size_t count,
 
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned value, size_t count,
                           CUstream stream) {
+  countCall(__func__);
   return fill(dst, value, count, 4, stream, "cuMemsetD32Async");
 }
 
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count,
                           CUstream stream) {
+  countCall(__func__);
   return fill(dst, value, count, 2, stream, "cuMemsetD16Async");
 }
 
 CUresult cuMemHostRegister(void *pointer, size_t bytes, unsigned flags) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuMemHostRegister");
   (void)flags;
   if (!pointer || bytes == 0)
@@ -733,6 +782,7 @@ CUresult cuMemHostRegister(void *pointer, size_t bytes, unsigned flags) {
 }
 
 CUresult cuMemHostUnregister(void *pointer) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuMemHostUnregister");
   pthread_mutex_lock(&fake.mutex);
   int found = 0;
@@ -892,11 +942,13 @@ static CUresult loadModule(CUmodule *result, const void *image,
 }
 
 CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  countCall(__func__);
   return loadModule(module, image, "cuModuleLoadData");
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned count,
                             CUjit_option *options, void **values) {
+  countCall(__func__);
   (void)count, (void)options, (void)values;
   return loadModule(module, image, "cuModuleLoadDataEx");
 }
@@ -909,6 +961,7 @@ static int validModule(CUmodule module) {
 }
 
 CUresult cuModuleUnload(CUmodule module) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuModuleUnload");
   if (!validModule(module))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuModuleUnload", "module");
@@ -919,6 +972,7 @@ CUresult cuModuleUnload(CUmodule module) {
 
 CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
                              const char *name) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuModuleGetFunction");
   if (!validModule(module))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuModuleGetFunction", "module");
@@ -936,6 +990,7 @@ static int validFunction(CUfunction f) {
 
 CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
                             CUfunction f) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuFuncGetAttribute");
   if (!validFunction(f))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuFuncGetAttribute", "function");
@@ -955,6 +1010,7 @@ CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
 
 CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute,
                             int value) {
+  countCall(__func__);
   REQUIRE_CONTEXT("cuFuncSetAttribute");
   if (!validFunction(f))
     return fail(CUDA_ERROR_INVALID_HANDLE, "cuFuncSetAttribute", "function");
@@ -1023,6 +1079,7 @@ static void recordLaunch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shared,
                         CUstream stream, void **params, void **extra) {
+  countCall(__func__);
   CUresult result = checkLaunch(f, gx, gy, gz, bx, by, bz, shared, stream,
                                 params, extra, "cuLaunchKernel");
   if (result == CUDA_SUCCESS)
@@ -1032,6 +1089,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
 
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                           void **params, void **extra) {
+  countCall(__func__);
   CUresult result =
       checkLaunch(f, config->gridDimX, config->gridDimY, config->gridDimZ,
                   config->blockDimX, config->blockDimY, config->blockDimZ,
@@ -1071,6 +1129,7 @@ CUresult cuTensorMapEncodeTiled(
     const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
     CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion,
     CUtensorMapFloatOOBfill fill) {
+  countCall(__func__);
   (void)promotion, (void)fill;
   static const int bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
   const char *call = "cuTensorMapEncodeTiled";
@@ -1111,6 +1170,17 @@ CUresult cuTensorMapEncodeTiled(
 //===----------------------------------------------------------------------===//
 // What a test asks the fake
 //===----------------------------------------------------------------------===//
+
+/// "name=calls name=calls ...": every entry point called so far.
+const char *fakeCudaCallCounts(void) {
+  static char text[4096];
+  size_t used = 0;
+  text[0] = 0;
+  for (int i = 0; i < 64 && callCounts[i].name && used < sizeof(text); ++i)
+    used += snprintf(text + used, sizeof(text) - used, "%s%s=%lld",
+                     i ? " " : "", callCounts[i].name, callCounts[i].calls);
+  return text;
+}
 
 int fakeCudaLiveAllocations(void) {
   int live = 0;
