@@ -61,44 +61,26 @@ Value makeAsync(OpBuilder &builder, Operation *op, Value token) {
   return async->getResult(0);
 }
 
-/// The free of hot-allocate-managed-memory when `op` starts one:
-/// `%t = gpu.wait async`, then right after it `%d = gpu.dealloc async [%t]`,
-/// then `gpu.wait [%d]`. Returns the dealloc.
-gpu::DeallocOp getStandaloneDealloc(Operation *op) {
+/// The stand-alone async form of an `OpTy` (gpu.alloc or gpu.dealloc) when
+/// `op` starts one: `%t = gpu.wait async`, right after it `OpTy async [%t]`,
+/// then a blocking `gpu.wait` on its token. The frees of
+/// hot-allocate-managed-memory and the device allocations of
+/// hot-gpu-device-buffers take this form. Returns the `OpTy`.
+template <typename OpTy> OpTy getStandalone(Operation *op) {
   auto start = dyn_cast<gpu::WaitOp>(op);
   if (!start || !start.getAsyncToken() || !start.getAsyncDependencies().empty())
     return {};
-  auto dealloc = dyn_cast_or_null<gpu::DeallocOp>(op->getNextNode());
-  if (!dealloc || dealloc.getAsyncDependencies().size() != 1 ||
-      dealloc.getAsyncDependencies()[0] != start.getAsyncToken() ||
-      !start.getAsyncToken().hasOneUse() || !dealloc.getAsyncToken() ||
-      !dealloc.getAsyncToken().hasOneUse())
+  auto middle = dyn_cast_or_null<OpTy>(op->getNextNode());
+  if (!middle || middle.getAsyncDependencies().size() != 1 ||
+      middle.getAsyncDependencies()[0] != start.getAsyncToken() ||
+      !start.getAsyncToken().hasOneUse() || !middle.getAsyncToken() ||
+      !middle.getAsyncToken().hasOneUse())
     return {};
-  auto end = dyn_cast_or_null<gpu::WaitOp>(dealloc->getNextNode());
+  auto end = dyn_cast_or_null<gpu::WaitOp>(middle->getNextNode());
   if (!end || end.getAsyncToken() || end.getAsyncDependencies().size() != 1 ||
-      end.getAsyncDependencies()[0] != dealloc.getAsyncToken())
+      end.getAsyncDependencies()[0] != middle.getAsyncToken())
     return {};
-  return dealloc;
-}
-
-/// The device allocation of hot-gpu-device-buffers when `op` starts one:
-/// `%t = gpu.wait async`, then right after it `%m, %a = gpu.alloc async [%t]`,
-/// then `gpu.wait [%a]`. Returns the allocation.
-gpu::AllocOp getStandaloneAlloc(Operation *op) {
-  auto start = dyn_cast<gpu::WaitOp>(op);
-  if (!start || !start.getAsyncToken() || !start.getAsyncDependencies().empty())
-    return {};
-  auto alloc = dyn_cast_or_null<gpu::AllocOp>(op->getNextNode());
-  if (!alloc || alloc.getAsyncDependencies().size() != 1 ||
-      alloc.getAsyncDependencies()[0] != start.getAsyncToken() ||
-      !start.getAsyncToken().hasOneUse() || !alloc.getAsyncToken() ||
-      !alloc.getAsyncToken().hasOneUse())
-    return {};
-  auto end = dyn_cast_or_null<gpu::WaitOp>(alloc->getNextNode());
-  if (!end || end.getAsyncToken() || end.getAsyncDependencies().size() != 1 ||
-      end.getAsyncDependencies()[0] != alloc.getAsyncToken())
-    return {};
-  return alloc;
+  return middle;
 }
 
 /// Chains the launches of `block`, the device allocations before and among
@@ -106,7 +88,7 @@ gpu::AllocOp getStandaloneAlloc(Operation *op) {
 void chainLaunches(Block &block) {
   Operation *first = nullptr;
   for (Operation &op : block)
-    if (isSyncLaunch(&op) || getStandaloneAlloc(&op)) {
+    if (isSyncLaunch(&op) || getStandalone<gpu::AllocOp>(&op)) {
       first = &op;
       break;
     }
@@ -127,7 +109,7 @@ void chainLaunches(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (chained.contains(&op))
       continue;
-    if (gpu::AllocOp alloc = getStandaloneAlloc(&op)) {
+    if (gpu::AllocOp alloc = getStandalone<gpu::AllocOp>(&op)) {
       // Allocated in the chain's order, without a stream and a host
       // synchronization of its own; the first one starts the chain.
       Operation *end = alloc->getNextNode();
@@ -141,7 +123,8 @@ void chainLaunches(Block &block) {
       token = alloc.getAsyncToken();
       continue;
     }
-    if (gpu::DeallocOp dealloc = token ? getStandaloneDealloc(&op) : nullptr) {
+    if (gpu::DeallocOp dealloc =
+            token ? getStandalone<gpu::DeallocOp>(&op) : nullptr) {
       // Freed in the chain's order, after its kernels, without a stream and
       // a host synchronization of its own.
       Operation *end = dealloc->getNextNode();
