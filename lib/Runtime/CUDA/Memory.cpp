@@ -10,8 +10,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 using namespace hot::cuda;
 
@@ -37,6 +40,30 @@ struct Allocations {
   std::mutex mutex;
   std::unordered_map<void *, Live> live;
   BlockCache cache{cacheCapacity()};
+  /// Events of reused blocks, for the next frees to record (a step frees
+  /// the same blocks every call: no create and destroy each time).
+  std::vector<std::pair<CUcontext, CUevent>> spareEvents;
+
+  /// A spare event of `context`, or null. Under `mutex`.
+  CUevent takeEvent(CUcontext context) {
+    for (auto it = spareEvents.rbegin(); it != spareEvents.rend(); ++it)
+      if (it->first == context) {
+        CUevent event = it->second;
+        spareEvents.erase(std::next(it).base());
+        return event;
+      }
+    return nullptr;
+  }
+
+  /// Keeps `event` (done) of `context` for takeEvent. Under `mutex`.
+  void giveEvent(CUcontext context, CUevent event) {
+    if (spareEvents.size() < kMaxSpareEvents)
+      spareEvents.emplace_back(context, event);
+    else
+      HOT_CUDA_CHECK(cuEventDestroy(event));
+  }
+
+  static constexpr size_t kMaxSpareEvents = 1024;
 };
 
 Allocations &allocations() {
@@ -71,11 +98,6 @@ bool managedFits(uint64_t sizeBytes) {
   return sizeBytes <= freeBytes;
 }
 
-CUcontext currentContext() {
-  CUcontext context = nullptr;
-  HOT_CUDA_CHECK(cuCtxGetCurrent(&context));
-  return context;
-}
 } // namespace
 
 extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
@@ -87,14 +109,14 @@ extern "C" void *mgpuMemAlloc(uint64_t sizeBytes, void * /*stream*/,
   ContextGuard guard(__func__);
   if (!guard.ok())
     fatal(__func__, "no CUDA context, cannot continue");
-  CUcontext context = currentContext();
+  CUcontext context = guard.context();
   Allocations &state = allocations();
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     CachedBlock block;
     if (state.cache.take(context, isHostShared, sizeBytes, eventDone, block)) {
       if (block.event)
-        HOT_CUDA_CHECK(cuEventDestroy(static_cast<CUevent>(block.event)));
+        state.giveEvent(context, static_cast<CUevent>(block.event));
       state.live[block.pointer] = {sizeBytes, isHostShared};
       return block.pointer;
     }
@@ -145,7 +167,7 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
     return;
   ContextGuard guard(__func__);
   Allocations &state = allocations();
-  CachedBlock block{currentContext(), false, 0, ptr, nullptr};
+  CachedBlock block{guard.context(), false, 0, ptr, nullptr};
   bool ours = false;
   {
     std::lock_guard<std::mutex> lock(state.mutex);
@@ -165,7 +187,12 @@ extern "C" void mgpuMemFree(void *ptr, void *stream) {
   // without a stream, after everything queued (what cuMemFree waits for).
   if (stream) {
     CUevent event = nullptr;
-    if (HOT_CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING)) &&
+    {
+      std::lock_guard<std::mutex> lock(state.mutex);
+      event = state.takeEvent(static_cast<CUcontext>(block.context));
+    }
+    if ((event ||
+         HOT_CUDA_CHECK(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING))) &&
         HOT_CUDA_CHECK(cuEventRecord(event, static_cast<CUstream>(stream))))
       block.event = event;
     else if (!HOT_CUDA_CHECK(cuCtxSynchronize()))

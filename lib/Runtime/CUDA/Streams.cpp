@@ -60,8 +60,8 @@ StreamPool &streamPool() {
 extern "C" void *mgpuStreamCreate() {
   ContextGuard guard(__func__);
   CUstream stream = nullptr;
-  CUcontext context = nullptr;
-  if (!guard.ok() || !HOT_CUDA_CHECK(cuCtxGetCurrent(&context)))
+  CUcontext context = guard.context();
+  if (!context)
     return nullptr;
   if ((stream = streamPool().take(context)))
     return stream;

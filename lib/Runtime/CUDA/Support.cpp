@@ -27,6 +27,7 @@ struct Contexts {
   CUresult initResult = CUDA_SUCCESS;
   bool reportedInit = false;
   std::vector<CUcontext> primary;
+  std::vector<CUdevice> devices; // Of each primary context.
 };
 
 Contexts &contexts() {
@@ -96,18 +97,39 @@ ContextGuard::ContextGuard(const char *entry) {
       state.reportedInit = true;
       return;
     }
-    if (!check(cuDeviceGet(&dev, defaultDevice), entry,
-               "cuDeviceGet(&device, defaultDevice)"))
-      return;
-    if (state.primary.size() <= static_cast<size_t>(defaultDevice))
+    if (state.primary.size() <= static_cast<size_t>(defaultDevice)) {
       state.primary.resize(defaultDevice + 1, nullptr);
+      state.devices.resize(defaultDevice + 1, 0);
+    }
     CUcontext &slot = state.primary[defaultDevice];
-    if (!slot && !check(cuDevicePrimaryCtxRetain(&slot, dev), entry,
-                        "cuDevicePrimaryCtxRetain(&context, device)"))
-      return;
+    if (!slot) {
+      if (!check(cuDeviceGet(&state.devices[defaultDevice], defaultDevice),
+                 entry, "cuDeviceGet(&device, defaultDevice)") ||
+          !check(cuDevicePrimaryCtxRetain(&slot, state.devices[defaultDevice]),
+                 entry, "cuDevicePrimaryCtxRetain(&context, device)")) {
+        slot = nullptr;
+        return;
+      }
+    }
     context = slot;
+    dev = state.devices[defaultDevice];
   }
+  CUcontext current = nullptr;
+  if (cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context) {
+    ctx = context;
+    return;
+  }
+  if (!current) {
+    // No context on this thread: the primary one becomes current and stays,
+    // as the CUDA runtime API leaves it, so that the next call finds it.
+    if (check(cuCtxSetCurrent(context), entry, "cuCtxSetCurrent(context)"))
+      ctx = context;
+    return;
+  }
+  // Another context (the caller's): ours for this call only.
   pushed = check(cuCtxPushCurrent(context), entry, "cuCtxPushCurrent(context)");
+  if (pushed)
+    ctx = context;
 }
 
 ContextGuard::~ContextGuard() {

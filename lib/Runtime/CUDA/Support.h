@@ -30,8 +30,11 @@ void reportError(const char *entry, const char *message);
 /// code would crash anyway (e.g. on a null allocation).
 [[noreturn]] void fatal(const char *entry, const char *message);
 
-/// Makes the primary context of the calling thread's default device current
-/// for the lifetime of the guard and restores the previous one afterwards.
+/// Makes the primary context of the calling thread's default device current.
+/// On a thread without a current context it stays current afterwards (as the
+/// CUDA runtime API leaves it), so that every later call costs one
+/// cuCtxGetCurrent; over another context it is pushed for the lifetime of the
+/// guard and popped afterwards.
 class ContextGuard {
 public:
   explicit ContextGuard(const char *entry);
@@ -40,13 +43,17 @@ public:
   ContextGuard &operator=(const ContextGuard &) = delete;
 
   /// Whether a context is current (the driver initialized).
-  bool ok() const { return pushed; }
+  bool ok() const { return ctx != nullptr; }
 
   /// The device whose context is current.
   CUdevice device() const { return dev; }
 
+  /// The current context (null unless ok()).
+  CUcontext context() const { return ctx; }
+
 private:
   bool pushed = false;
+  CUcontext ctx = nullptr;
   CUdevice dev = 0;
 };
 

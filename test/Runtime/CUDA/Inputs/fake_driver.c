@@ -295,6 +295,22 @@ CUresult cuCtxPopCurrent(CUcontext *context) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuCtxSetCurrent(CUcontext context) {
+  countCall(__func__);
+  REQUIRE_INIT("cuCtxSetCurrent");
+  if (context && (context != &fake.primary || fake.primary.retained == 0))
+    return fail(CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent", "context");
+  if (!context) {
+    if (contextDepth)
+      --contextDepth;
+  } else if (contextDepth) {
+    contextStack[contextDepth - 1] = context;
+  } else {
+    contextStack[contextDepth++] = context;
+  }
+  return CUDA_SUCCESS;
+}
+
 CUresult cuCtxGetCurrent(CUcontext *context) {
   countCall(__func__);
   REQUIRE_INIT("cuCtxGetCurrent");
