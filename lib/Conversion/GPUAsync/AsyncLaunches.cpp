@@ -88,7 +88,8 @@ template <typename OpTy> OpTy getStandalone(Operation *op) {
 void chainLaunches(Block &block) {
   Operation *first = nullptr;
   for (Operation &op : block)
-    if (isSyncLaunch(&op) || getStandalone<gpu::AllocOp>(&op)) {
+    if (isSyncLaunch(&op) || getStandalone<gpu::AllocOp>(&op) ||
+        getStandalone<gpu::MemcpyOp>(&op)) {
       first = &op;
       break;
     }
@@ -109,18 +110,25 @@ void chainLaunches(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (chained.contains(&op))
       continue;
-    if (gpu::AllocOp alloc = getStandalone<gpu::AllocOp>(&op)) {
-      // Allocated in the chain's order, without a stream and a host
-      // synchronization of its own; the first one starts the chain.
-      Operation *end = alloc->getNextNode();
-      chained.insert(alloc);
+    // Allocated or copied in the chain's order, without a stream and a host
+    // synchronization of its own; the first one starts the chain.
+    auto join = [&](auto middle) {
+      Operation *end = middle->getNextNode();
+      chained.insert(middle);
       chained.insert(end);
       erased.push_back(end);
       if (token) {
-        alloc.getAsyncDependenciesMutable().assign(token);
+        middle.getAsyncDependenciesMutable().assign(token);
         erased.push_back(&op);
       }
-      token = alloc.getAsyncToken();
+      token = middle.getAsyncToken();
+    };
+    if (gpu::AllocOp alloc = getStandalone<gpu::AllocOp>(&op)) {
+      join(alloc);
+      continue;
+    }
+    if (gpu::MemcpyOp copy = getStandalone<gpu::MemcpyOp>(&op)) {
+      join(copy);
       continue;
     }
     if (gpu::DeallocOp dealloc =

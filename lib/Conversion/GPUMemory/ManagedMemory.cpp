@@ -131,7 +131,9 @@ struct CopyToLinalg : OpRewritePattern<memref::CopyOp> {
 };
 
 /// Host uses of constant `memref.global`s read a managed copy made at function
-/// entry (a kernel cannot read the host global) and freed before each return,
+/// entry by a `gpu.memcpy` (a kernel cannot read the host global; once only
+/// kernels read the copy, hot-gpu-device-buffers makes it device memory), freed
+/// before each return,
 /// unless it is returned. One copy per global and function; mutable globals
 /// are left alone (a copy would lose the writes) with a remark.
 void copyConstantGlobals(func::FuncOp func, RewriterBase &rewriter) {
@@ -166,8 +168,17 @@ void copyConstantGlobals(func::FuncOp func, RewriterBase &rewriter) {
                         /*dynamicSizes=*/ValueRange(),
                         /*symbolOperands=*/ValueRange(), rewriter.getUnitAttr())
                         .getMemref();
-    // A host copy (a memcpy once lowered): the source is host memory.
-    memref::CopyOp::create(rewriter, loc, host, managed);
+    // A driver copy (cuMemcpyAsync) in stand-alone async form, which
+    // hot-gpu-async-launches joins to the step's stream: the source is host
+    // memory, which no kernel can read, and a host memcpy would also pin the
+    // copy to managed memory.
+    Type tokenType = rewriter.getType<gpu::AsyncTokenType>();
+    Value start = gpu::WaitOp::create(rewriter, loc, tokenType, ValueRange())
+                      .getAsyncToken();
+    Value copied = gpu::MemcpyOp::create(rewriter, loc, tokenType,
+                                         ValueRange{start}, managed, host)
+                       .getAsyncToken();
+    gpu::WaitOp::create(rewriter, loc, Type(), ValueRange{copied});
     bool escapes = false;
     for (memref::GetGlobalOp use : uses) {
       escapes |= escapesThroughReturn(use.getResult());

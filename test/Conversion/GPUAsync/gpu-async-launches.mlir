@@ -159,13 +159,16 @@ module attributes {gpu.container_module} {
 // -----
 
 // Device allocations in hot-gpu-device-buffers' stand-alone form: the first,
-// before any launch, starts the chain; one between launches joins it, as do
-// the frees after them. One stream, one host synchronization.
+// before any launch, starts the chain; a copy (a constant's, from
+// hot-allocate-managed-memory) and an allocation between launches join it,
+// as do the frees after them. One stream, one host synchronization.
 // CHECK-LABEL: func.func @device_buffers
 //       CHECK:   %[[T0:.*]] = gpu.wait async
 //       CHECK:   %[[A:.*]], %[[T1:.*]] = gpu.alloc async [%[[T0]]] () : memref<16xf32>
 //   CHECK-NOT:   gpu.wait
-//       CHECK:   %[[T2:.*]] = gpu.launch_func async [%[[T1]]] @k::@a
+//       CHECK:   %[[C:.*]] = gpu.memcpy async [%[[T1]]] %[[A]]
+//   CHECK-NOT:   gpu.wait
+//       CHECK:   %[[T2:.*]] = gpu.launch_func async [%[[C]]] @k::@a
 //   CHECK-NOT:   gpu.wait
 //       CHECK:   %[[B:.*]], %[[T3:.*]] = gpu.alloc async [%[[T2]]] () : memref<16xf32>
 //   CHECK-NOT:   gpu.wait
@@ -179,11 +182,14 @@ module attributes {gpu.container_module} {
     gpu.func @a(%m: memref<16xf32>) kernel { gpu.return }
     gpu.func @b(%m: memref<16xf32>) kernel { gpu.return }
   }
-  func.func @device_buffers() {
+  func.func @device_buffers(%host: memref<16xf32>) {
     %c1 = arith.constant 1 : index
     %s0 = gpu.wait async
     %a, %s1 = gpu.alloc async [%s0] () : memref<16xf32>
     gpu.wait [%s1]
+    %m0 = gpu.wait async
+    %m1 = gpu.memcpy async [%m0] %a, %host : memref<16xf32>, memref<16xf32>
+    gpu.wait [%m1]
     gpu.launch_func @k::@a blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>)
     %t0 = gpu.wait async
     %b, %t1 = gpu.alloc async [%t0] () : memref<16xf32>

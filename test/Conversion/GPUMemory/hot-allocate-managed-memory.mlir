@@ -64,8 +64,9 @@ func.func @kept() {
 // -----
 
 // A constant global read by the host code: one managed copy per function,
-// made with a host memref.copy at entry (not a linalg.copy: the source is
-// host memory) and freed before every return. A mutable global stays.
+// made with a gpu.memcpy at entry (not a linalg.copy: the source is host
+// memory, which kernels cannot read) and freed before every return. A
+// mutable global stays.
 memref.global "private" constant @table : memref<2x4xf32> = dense<1.0>
 memref.global "private" @state : memref<4xf32> = dense<0.0>
 
@@ -73,7 +74,9 @@ memref.global "private" @state : memref<4xf32> = dense<0.0>
 // CHECK-SAME: (%[[OUT:.*]]: memref<2x4xf32>, %[[C:.*]]: i1)
 // CHECK-NEXT: %[[HOST:.*]] = memref.get_global @table : memref<2x4xf32>
 // CHECK-NEXT: %[[M:.*]] = gpu.alloc host_shared () : memref<2x4xf32>
-// CHECK-NEXT: memref.copy %[[HOST]], %[[M]] : memref<2x4xf32> to memref<2x4xf32>
+// CHECK-NEXT: %[[W0:.*]] = gpu.wait async
+// CHECK-NEXT: %[[W1:.*]] = gpu.memcpy async [%[[W0]]] %[[M]], %[[HOST]] : memref<2x4xf32>, memref<2x4xf32>
+// CHECK-NEXT: gpu.wait [%[[W1]]]
 // CHECK-NOT: memref.get_global @table
 // CHECK: %[[ST:.*]] = memref.get_global @state : memref<4xf32>
 // CHECK: linalg.copy ins(%[[M]] : memref<2x4xf32>) outs(%[[OUT]] : memref<2x4xf32>)
@@ -108,7 +111,9 @@ func.func @globals(%out: memref<2x4xf32>, %c: i1) {
 // CHECK-LABEL: func.func @returned
 // CHECK-NEXT: %[[HOST:.*]] = memref.get_global @table : memref<2x4xf32>
 // CHECK-NEXT: %[[M:.*]] = gpu.alloc host_shared () : memref<2x4xf32>
-// CHECK-NEXT: memref.copy %[[HOST]], %[[M]]
+// CHECK-NEXT: %[[W0:.*]] = gpu.wait async
+// CHECK-NEXT: %[[W1:.*]] = gpu.memcpy async [%[[W0]]] %[[M]], %[[HOST]]
+// CHECK-NEXT: gpu.wait [%[[W1]]]
 // CHECK-NEXT: %[[V:.*]] = memref.collapse_shape %[[M]]
 // CHECK-NEXT: return %[[V]] : memref<8xf32>
 func.func @returned() -> memref<8xf32> {

@@ -10,18 +10,20 @@
 
 // CHECK-LABEL: llvm.func @scale_rows
 // CHECK-SAME: %[[OUT:arg12]]: !llvm.ptr, %[[OUTA:arg13]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
-// CHECK-DAG: %[[DEVICE:.*]] = llvm.mlir.constant(0 : i8) : i8
-// CHECK-DAG: %[[SHARED:.*]] = llvm.mlir.constant(1 : i8) : i8
-// The constant's copy, written by the host: managed memory.
-// CHECK: llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %[[SHARED]])
-// The temporary, which only kernels touch: device memory, on the stream.
+// CHECK: %[[DEVICE:.*]] = llvm.mlir.constant(0 : i8) : i8
+// Nothing of the function's own is managed memory: the constant's copy (made
+// by mgpuMemcpy) and the temporary are device memory, on the stream.
+// CHECK-NOT: llvm.mlir.constant(1 : i8)
 // CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
+// CHECK: %[[CONST:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %[[DEVICE]])
+// CHECK: llvm.call @mgpuMemcpy(%[[CONST]], %{{.*}}, %{{.*}}, %[[STREAM]])
 // CHECK: %[[TMP:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %[[DEVICE]])
 // CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel::@scale_rows_kernel
 // CHECK-NOT: mgpuStreamSynchronize
 // CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel_0::@scale_rows_kernel
 // CHECK-SAME: args(%[[TMP]] : !llvm.ptr, %[[TMP]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUTA]] : !llvm.ptr,
 // CHECK: llvm.call @mgpuMemFree(%[[TMP]], %[[STREAM]])
+// CHECK: llvm.call @mgpuMemFree(%[[CONST]], %[[STREAM]])
 // CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
 // CHECK: llvm.return
 // CHECK-LABEL: llvm.func @_mlir_ciface_scale_rows
