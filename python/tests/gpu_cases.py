@@ -551,3 +551,40 @@ def check_column_hadamard_quantize(compile, m, n, block, element, granularity, s
                                       seed if rounding == "stochastic" else None)
     _same_bits(s, s_ref)
     np.testing.assert_array_equal(q, q_ref)
+
+
+LOOP_TRIPS = [0, 1, 5]
+
+_LOOP_MODULE = """
+func.func @scan(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %n: index) -> tensor<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<4x8xf32> {
+    %e = tensor.empty() : tensor<4x8xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %p = linalg.matmul ins(%acc, %w : tensor<4x8xf32>, tensor<8x8xf32>)
+                       outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+    %y = linalg.add ins(%p, %x : tensor<4x8xf32>, tensor<4x8xf32>)
+                    outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    scf.yield %y : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+"""
+
+
+def check_loop_iter_args(compile, trips):
+    """A loop whose iter_args are tensors (a scan: acc = acc·W + x, `trips` times): each trip
+    yields a new buffer, which bufferization must be allowed to return from the loop and the
+    deallocation pipeline to free. Against numpy in float64, rounded: the same f32 operations
+    in the same order are not guaranteed (the matmul's sum order), so to 1e-5 relative."""
+    module = compile(_LOOP_MODULE)
+    rng = np.random.default_rng(trips)
+    x = rng.standard_normal((4, 8)).astype(np.float32)
+    w = (rng.standard_normal((8, 8)) / 4).astype(np.float32)
+    want = x.astype(np.float64)
+    for _ in range(trips):
+        want = want @ w.astype(np.float64) + x
+    got = np.asarray(module.scan(x, w, trips))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

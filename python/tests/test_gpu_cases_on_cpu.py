@@ -5,7 +5,8 @@ GPU."""
 
 import pytest
 
-from gpu_cases import (check_column_hadamard_quantize, check_gw_given_x,
+from gpu_cases import (LOOP_TRIPS, check_column_hadamard_quantize, check_gw_given_x,
+                       check_loop_iter_args,
                        COLUMN_HADAMARD_QUANTIZES, COLUMN_HADAMARD_SHAPES, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, PAIR_SHAPES,
                        PER_COL_SHAPES, SHARED_GY_SHAPES, check_narrow_layer,
                        check_per_col_quantize, check_quantize_pair, check_shared_statistics)
@@ -59,3 +60,8 @@ def test_gw_natural_order_with_tails_on_cpu(compile):
 def test_column_hadamard_quantize_on_cpu(compile, m, n, block, element, granularity, scale,
                                          rounding):
     check_column_hadamard_quantize(compile, m, n, block, element, granularity, scale, rounding)
+
+
+@pytest.mark.parametrize("trips", LOOP_TRIPS)
+def test_loop_iter_args_on_cpu(compile, trips):
+    check_loop_iter_args(compile, trips)

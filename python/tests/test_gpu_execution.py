@@ -17,7 +17,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from gpu_cases import (check_column_hadamard_quantize, check_gw_given_x, COLS,
+from gpu_cases import (LOOP_TRIPS, check_column_hadamard_quantize, check_gw_given_x, COLS,
+                       check_loop_iter_args,
                        COLUMN_HADAMARD_QUANTIZES, COLUMN_HADAMARD_SHAPES, MODULE, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, OUT,
                        PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES, SHARED_GY_SHAPES, _chip,
                        _int_matmul_module, _same_bits, _sawb_module, arch_specific_chip_or_skip,
@@ -329,3 +330,11 @@ def test_gw_natural_order_with_tails_on_gpu(device, tmp_path):
     """gy's quantize kernel writes the gw operand K-contiguous in the natural K order, tails
     between the samples (check_gw_given_x); x's operand goes through the transpose kernel."""
     check_gw_given_x(lambda text: compile_gpu(text, device, tmp_path))
+
+
+@pytest.mark.parametrize("trips", LOOP_TRIPS)
+def test_loop_iter_args_on_gpu(device, tmp_path, trips):
+    """A host loop whose iter_args are tensors, its body's ops as kernels (check_loop_iter_args):
+    the buffer each trip yields is returned from the loop and freed by the deallocation pipeline
+    (bufferization's allow-return-allocs-from-loops)."""
+    check_loop_iter_args(lambda text: compile_gpu(text, device, tmp_path), trips)

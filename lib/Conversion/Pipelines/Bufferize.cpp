@@ -26,6 +26,9 @@ void mlir::hot::addLinalgBufferizePasses(OpPassManager &pm,
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
+  // Loops with tensor iter_args (a while loop of StableHLO, a scan) yield
+  // new buffers; the ownership-based deallocation below frees them.
+  bufferize.allowReturnAllocsFromLoops = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
