@@ -131,6 +131,10 @@ static struct {
 
 static __thread CUcontext contextStack[MAX_CONTEXT_DEPTH];
 static __thread int contextDepth;
+/// A context of the caller's own (not the runtime's primary one), which a
+/// test makes current to check that the runtime works in its primary context
+/// and gives the caller's back.
+static struct CUctx_st userContext = {0, 1};
 
 static int envInt(const char *name, int fallback) {
   const char *value = getenv(name);
@@ -1196,6 +1200,28 @@ const char *fakeCudaCallCounts(void) {
     used += snprintf(text + used, sizeof(text) - used, "%s%s=%lld",
                      i ? " " : "", callCounts[i].name, callCounts[i].calls);
   return text;
+}
+
+/// Makes the caller's own context current on this thread (pushes it).
+void fakeCudaPushUserContext(void) {
+  contextStack[contextDepth++] = &userContext;
+}
+
+/// Pops the caller's own context, which must be current: 0 on success.
+int fakeCudaPopUserContext(void) {
+  if (!contextDepth || contextStack[contextDepth - 1] != &userContext)
+    return 1;
+  --contextDepth;
+  return 0;
+}
+
+/// The calling thread's current context: 0 none, 1 the primary, 2 the
+/// caller's own; and how many are stacked.
+int fakeCudaCurrentContext(int *depth) {
+  if (depth)
+    *depth = contextDepth;
+  CUcontext context = current();
+  return !context ? 0 : context == &fake.primary ? 1 : 2;
 }
 
 int fakeCudaLiveAllocations(void) {
