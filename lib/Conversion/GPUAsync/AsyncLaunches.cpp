@@ -110,8 +110,9 @@ void chainLaunches(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (chained.contains(&op))
       continue;
-    // Allocated or copied in the chain's order, without a stream and a host
-    // synchronization of its own; the first one starts the chain.
+    // Allocated, copied or freed in the chain's order, without a stream and
+    // a host synchronization of its own; an allocation or a copy may start
+    // the chain.
     auto join = [&](auto middle) {
       Operation *end = middle->getNextNode();
       chained.insert(middle);
@@ -131,16 +132,10 @@ void chainLaunches(Block &block) {
       join(copy);
       continue;
     }
+    // Frees join a chain, after its kernels; they never start one.
     if (gpu::DeallocOp dealloc =
             token ? getStandalone<gpu::DeallocOp>(&op) : nullptr) {
-      // Freed in the chain's order, after its kernels, without a stream and
-      // a host synchronization of its own.
-      Operation *end = dealloc->getNextNode();
-      dealloc.getAsyncDependenciesMutable().assign(token);
-      token = dealloc.getAsyncToken();
-      chained.insert(dealloc);
-      chained.insert(end);
-      erased.append({end, &op});
+      join(dealloc);
       continue;
     }
     if (isSyncLaunch(&op)) {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hot/Conversion/Chips.h"
 #include "hot/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -22,15 +23,6 @@ namespace mlir::hot {
 using namespace mlir;
 
 namespace {
-
-/// The SM version of `chip` (90 for sm_90a), or 0.
-unsigned getSMVersion(StringRef chip) {
-  unsigned version = 0;
-  if (!chip.consume_front("sm_") ||
-      chip.take_while(llvm::isDigit).getAsInteger(10, version))
-    return 0;
-  return version;
-}
 
 /// Why NVPTX cannot lower `op` for `smVersion`, or "".
 std::string checkOp(Operation *op, unsigned smVersion) {
@@ -65,7 +57,7 @@ struct CheckKernelOpsPass
   using Base::Base;
 
   void runOnOperation() override {
-    unsigned smVersion = getSMVersion(chip);
+    unsigned smVersion = hot::getSMVersion(chip);
     bool failed = false;
     // The first such op of each kernel: one error per kernel, not one per
     // load, store and add of an f80 loop body.

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hot/Conversion/HotToGPU.h"
+#include "hot/Conversion/Chips.h"
 #include "hot/Conversion/Passes.h"
 #include "hot/Conversion/TransformKernels.h"
 #include "hot/Dialect/Hot/HotOps.h"
@@ -96,11 +97,7 @@ struct ConvertHotToGPUPass
     if (stages != 0)
       options.tiling.stages = stages;
 
-    unsigned smVersion = 0;
-    StringRef chipRef(options.chip);
-    if (!chipRef.consume_front("sm_") ||
-        chipRef.take_while(llvm::isDigit).getAsInteger(10, smVersion) ||
-        smVersion < 80) {
+    if (getSMVersion(options.chip) < 80) {
       module.emitError() << "convert-hot-to-gpu: chip '" << options.chip
                          << "' has no integer mma.sync of the kernel's shapes "
                             "(needs sm_80 or newer)";

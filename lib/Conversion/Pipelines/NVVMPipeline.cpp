@@ -25,9 +25,10 @@ using namespace mlir;
 
 namespace {
 /// The chips the pipeline lowers to and the first PTX ISA version (x10) LLVM
-/// 22's NVPTX backend accepts for each (what it names when given an older
-/// one; test/Conversion/Pipelines/hot-lower-to-nvvm-chips.mlir compiles each
-/// with it).
+/// 22's NVPTX backend accepts for each: what `llc -mcpu=<chip> -mattr=+ptx60`
+/// names as the minimum
+/// (test/Conversion/Pipelines/hot-lower-to-nvvm-options.mlir compiles sm_100
+/// and sm_120 with it).
 constexpr std::pair<llvm::StringLiteral, int> kChipPTX[] = {
     {"sm_80", 70},   {"sm_86", 71},   {"sm_87", 74},   {"sm_88", 90},
     {"sm_89", 78},   {"sm_90", 78},   {"sm_90a", 80},  {"sm_100", 86},
