@@ -72,6 +72,11 @@ Runner behaviour:
   numpy arrays after the call, every buffer freed with ``mgpuMemFree``); the generated host code
   synchronizes each launch before it returns.  Loading needs the CUDA driver (``libcuda.so.1``);
   ``probe_cuda_device`` says whether a GPU is usable without touching this process.
+* A pipeline that rewrites backward products (``hot-rewrite-backward-matmuls``, so
+  ``hot-training-pipeline`` too) appends the per-step stochastic-rounding seed, an
+  ``i64 {hot.seed}`` argument: the compiled function then takes it as its last input (a fresh
+  seed per training step). Any other change of a function's arguments by the pipeline is a
+  ``ValueError`` at compilation.
 * A call returns the results in declaration order: ``None`` for none, the value itself for one,
   a tuple otherwise.  Scalar results come back as numpy scalars.
 """
@@ -187,7 +192,7 @@ GPU_TARGETS = ("cuda", "simulator")
 POISON_BYTE = 0x5A
 ALIGNMENT = 64
 TOOL_TIMEOUT_S = 600
-_CACHE_FORMAT = "hot-runner-v1"
+_CACHE_FORMAT = "hot-runner-v2"
 # A directory of GPU libraries built elsewhere: with it set, compile_module(target="cuda")
 # copies each library it builds there (named by what it computes, not by the tools), and where
 # there is no hot-opt (a GPU machine without LLVM) it loads them from there instead.
@@ -608,6 +613,42 @@ def _cache_key(mlir_text: str, tools: Sequence[str], pipeline: Sequence[str],
     return h.hexdigest()
 
 
+def _c_interface_arguments(llvm_dialect: str, name: str) -> Optional[list[str]]:
+    """The arguments of ``_mlir_ciface_<name>`` in lowered text, each as printed
+    (``%arg4: i64 {hot.seed}``); None where the pipeline made no C wrapper."""
+    m = re.search(rf"llvm\.func @_mlir_ciface_{re.escape(name)}\(", llvm_dialect)
+    if m is None:
+        return None
+    close = _match_bracket(llvm_dialect, m.end() - 1)
+    return [a for a in _split_top_level(llvm_dialect[m.end():close]) if a]
+
+
+def _as_lowered(sig: FunctionSignature, llvm_dialect: str) -> FunctionSignature:
+    """``sig`` (parsed before the pipeline) as the compiled wrapper takes it. A pipeline that
+    rewrites backward products (``hot-rewrite-backward-matmuls``, ``hot-training-pipeline``)
+    appends the per-step seed, an ``i64 {hot.seed}`` argument, after the inputs: it becomes
+    the last input. Any other change of the argument count is an error here rather than a call
+    with arguments missing."""
+    arguments = _c_interface_arguments(llvm_dialect, sig.name)
+    if arguments is None:
+        return sig
+    first = 1 if len(sig.scalar_results) > 1 else 0
+    expected = first + len(sig.inputs) + len(sig.tensor_results)
+    after_inputs = first + len(sig.inputs)
+    seeds = 0
+    while (after_inputs + seeds < len(arguments)
+           and re.search(r":\s*i64\s*\{[^}]*\bhot\.seed\b",
+                         arguments[after_inputs + seeds])):
+        seeds += 1
+    if len(arguments) == expected + seeds:
+        return FunctionSignature(sig.name, sig.inputs + (ScalarType("i64"),) * seeds,
+                                 sig.results)
+    raise ValueError(
+        f"the pipeline changed the arguments of @{sig.name}: _mlir_ciface_{sig.name} takes "
+        f"{len(arguments)}, the input's signature {sig} makes {expected}; run the passes that "
+        f"change it before compiling, and compile their output")
+
+
 def _lower_in(workdir: Path, opt: str, pipeline: Sequence[str], translate: str,
               env: Optional[dict[str, str]] = None
               ) -> tuple[dict[str, FunctionSignature], str]:
@@ -617,6 +658,7 @@ def _lower_in(workdir: Path, opt: str, pipeline: Sequence[str], translate: str,
     sigs = parse_signatures(generic)
     llvm_dialect = _run([opt, *pipeline, "input.mlir"], stage="lowering", cwd=workdir,
                         env=env)
+    sigs = {name: _as_lowered(sig, llvm_dialect) for name, sig in sigs.items()}
     llvm_ir = _run([translate, "--mlir-to-llvmir"], stage="translation to LLVM IR",
                    input=llvm_dialect, cwd=workdir)
     return sigs, llvm_ir

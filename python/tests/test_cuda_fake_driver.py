@@ -74,7 +74,12 @@ def test_layer_host_code_on_fake_driver(driver, tmp_path, layer, chip):
     calls = second["driver_calls"]
     assert calls["cuStreamSynchronize"] == 1
     assert not {"cuStreamCreate", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuEventCreate",
-                "cuEventDestroy_v2", "cuFuncSetAttribute", "cuDeviceGet"} & set(calls)
+                "cuEventDestroy_v2", "cuFuncSetAttribute", "cuDeviceGet",
+                "cuFuncGetParamInfo"} & set(calls)
+    # Every kernel's parameter count was compared with the host's arguments, once (the fake
+    # driver read it from the cubin's tables; a mismatch would be a runtime error above), and
+    # every launch's arguments were read against those tables.
+    assert first["driver_calls"]["cuFuncGetParamInfo"] >= 2 * kernels
 
 
 def test_training_step_host_code_on_fake_driver(driver, tmp_path):

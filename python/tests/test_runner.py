@@ -433,6 +433,65 @@ def test_cache_hit_runs_no_tools(toolchain, tmp_path, monkeypatch):
     np.testing.assert_array_equal(second.axpb(np.ones(5, np.int64), 2), np.full(5, 3))
 
 
+LAYER_BACKWARD = """
+func.func @layer(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>, %gy: tensor<64x16xf32>)
+    -> (tensor<64x32xf32>, tensor<16x32xf32>) attributes {llvm.emit_c_interface} {
+  %cst = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<64x32xf32>
+  %z1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %gx = linalg.matmul ins(%gy, %w : tensor<64x16xf32>, tensor<16x32xf32>)
+      outs(%z1 : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %e2 = tensor.empty() : tensor<16x64xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<64x16xf32>) outs(%e2 : tensor<16x64xf32>)
+      permutation = [1, 0]
+  %e3 = tensor.empty() : tensor<16x32xf32>
+  %z3 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %gw = linalg.matmul ins(%gyt, %x : tensor<16x64xf32>, tensor<64x32xf32>)
+      outs(%z3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %gx, %gw : tensor<64x32xf32>, tensor<16x32xf32>
+}
+"""
+
+
+def test_rewriting_pipeline_appends_the_seed(tmp_path):
+    """hot-rewrite-backward-matmuls inside the pipeline appends the step's seed: the compiled
+    function takes it as its last input, exactly as if the rewritten text had been compiled;
+    a call without it is refused (it used to run with whatever the seed register held)."""
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is None:
+        pytest.skip("hot-opt not built")
+    inside = compile_module(LAYER_BACKWARD, pipeline=["--hot-rewrite-backward-matmuls",
+                                                      *runner.HOT_CPU_PIPELINE],
+                            cache_dir=tmp_path)
+    assert inside.signatures["layer"].inputs[-1] == ScalarType("i64")
+    assert len(inside.signatures["layer"].inputs) == 4
+    rewritten = subprocess.run([hot_opt, "--hot-rewrite-backward-matmuls"], input=LAYER_BACKWARD,
+                               capture_output=True, text=True, check=True).stdout
+    before = compile_module(rewritten, cache_dir=tmp_path)
+    assert before.signatures["layer"] == inside.signatures["layer"]
+
+    rng, seed_note = _rng()
+    x, w, gy = (rng.standard_normal(s).astype(np.float32) for s in ((64, 32), (16, 32), (64, 16)))
+    seed = int(rng.integers(1 << 40))
+    for a, b in zip(inside.layer(x, w, gy, seed), before.layer(x, w, gy, seed)):
+        np.testing.assert_array_equal(a, b, err_msg=seed_note)
+    # Stochastic rounding follows the seed: another seed, another gx.
+    assert not np.array_equal(inside.layer(x, w, gy, seed)[0], inside.layer(x, w, gy, seed + 1)[0])
+    with pytest.raises(TypeError, match="takes 4 arguments, got 3"):
+        inside.layer(x, w, gy)
+
+
+def test_pipeline_changing_arguments_is_refused(tmp_path):
+    """A pipeline whose C wrapper takes other arguments than the input's signature makes (here:
+    results returned through a struct, not out-parameters last) is an error at compilation."""
+    if runner.find_hot_opt() is None:
+        pytest.skip("hot-opt not built")
+    with pytest.raises(ValueError, match=r"changed the arguments of @layer: "
+                                         r"_mlir_ciface_layer takes 4, .* makes 5"):
+        compile_module(LAYER_BACKWARD, pipeline=["--hot-lower-to-cpu=results-to-out-params=0"],
+                       cache_dir=tmp_path)
+
+
 MALFORMED = """
 func.func @bad(%a: f32) -> f32 {
   %r = arith.addf %a, %undefined : f32

@@ -12,7 +12,10 @@
 #include <cstdio>
 #include <iterator>
 #include <mutex>
+#include <string>
 #include <unordered_map>
+
+#include <dlfcn.h>
 
 using namespace hot::cuda;
 
@@ -35,31 +38,98 @@ void reportDevice(const char *entry, CUdevice device) {
   reportError(entry, message);
 }
 
-/// The dynamic shared memory each function has been allowed so far: a step
-/// launches the same kernels every call, and the opt-in needs doing once.
-struct SharedMemoryOptIns {
-  std::mutex mutex;
-  std::unordered_map<CUfunction, int32_t> allowed;
+/// What the runtime learns about a kernel, once: its name (for messages), the
+/// number of parameters its image declares, and the dynamic shared memory it
+/// has been allowed so far (a step launches the same kernels every call).
+struct Kernel {
+  std::string name;
+  int params = kParamsUnknown;
+  int32_t allowedShared = kDefaultSharedMemoryLimit;
+  static constexpr int kParamsUnknown = -2, kParamsUnavailable = -1;
 };
 
-SharedMemoryOptIns &sharedMemoryOptIns() {
-  static SharedMemoryOptIns *state = new SharedMemoryOptIns(); // Never freed.
+struct Kernels {
+  std::mutex mutex;
+  std::unordered_map<CUfunction, Kernel> byFunction;
+};
+
+Kernels &kernels() {
+  static Kernels *state = new Kernels(); // Never freed.
   return *state;
 }
 
-/// Lets `function` use `smem` bytes of dynamic shared memory; false (after
-/// saying why) when the device cannot give that much.
-bool allowSharedMemory(const char *entry, CUfunction function, int32_t smem,
-                       CUdevice device) {
-  if (smem <= kDefaultSharedMemoryLimit)
-    return true;
-  SharedMemoryOptIns &optIns = sharedMemoryOptIns();
-  {
-    std::lock_guard<std::mutex> lock(optIns.mutex);
-    auto it = optIns.allowed.find(function);
-    if (it != optIns.allowed.end() && it->second >= smem)
-      return true;
+/// cuFuncGetParamInfo (CUDA 12.4), looked up in the loaded driver so that an
+/// older one still loads this library; null where it is missing.
+using GetParamInfo = CUresult (*)(CUfunction, size_t, size_t *, size_t *);
+GetParamInfo getParamInfo() {
+  static const GetParamInfo function = []() -> GetParamInfo {
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    return driver ? reinterpret_cast<GetParamInfo>(
+                        dlsym(driver, "cuFuncGetParamInfo"))
+                  : nullptr;
+  }();
+  return function;
+}
+
+/// The number of parameters `function` declares (the driver answers an index
+/// past the last with CUDA_ERROR_INVALID_VALUE), or kParamsUnavailable.
+int countParams(CUfunction function) {
+  GetParamInfo info = getParamInfo();
+  if (!info)
+    return Kernel::kParamsUnavailable;
+  size_t offset = 0, size = 0;
+  auto has = [&](size_t index) {
+    return info(function, index, &offset, &size) == CUDA_SUCCESS;
+  };
+  // Doubling to a missing index, then halving between the last present one
+  // and it: 2 log2(n) calls, once per kernel.
+  CUresult first = info(function, 0, &offset, &size);
+  if (first != CUDA_SUCCESS)
+    return first == CUDA_ERROR_INVALID_VALUE ? 0 : Kernel::kParamsUnavailable;
+  size_t present = 0, missing = 1;
+  while (has(missing))
+    present = missing, missing *= 2;
+  while (missing - present > 1) {
+    size_t middle = present + (missing - present) / 2;
+    (has(middle) ? present : missing) = middle;
   }
+  return static_cast<int>(missing);
+}
+
+/// Checks, once per kernel, that the host passes as many arguments as the
+/// kernel declares (host and kernel code lowered with different memref
+/// calling conventions would not), and lets it use `smem` bytes of dynamic
+/// shared memory. False (after saying why) when it must not be launched.
+bool prepareLaunch(const char *entry, CUfunction function, int32_t smem,
+                   size_t paramsCount, bool checkParams, CUdevice device) {
+  Kernels &state = kernels();
+  std::unique_lock<std::mutex> lock(state.mutex);
+  // The map is looked up again after each unlock: a module unloaded
+  // meanwhile clears it.
+  if (checkParams &&
+      state.byFunction[function].params == Kernel::kParamsUnknown) {
+    lock.unlock();
+    int params = countParams(function);
+    lock.lock();
+    state.byFunction[function].params = params;
+  }
+  Kernel &kernel = state.byFunction[function];
+  if (checkParams && kernel.params >= 0 &&
+      static_cast<size_t>(kernel.params) != paramsCount) {
+    std::string message =
+        "kernel '" + (kernel.name.empty() ? "?" : kernel.name) + "' declares " +
+        std::to_string(kernel.params) + " parameters but the host passes " +
+        std::to_string(paramsCount) +
+        " (host and kernel lowered with different memref "
+        "calling conventions?): not launched";
+    lock.unlock();
+    reportError(entry, message.c_str());
+    return false;
+  }
+  if (smem <= kernel.allowedShared)
+    return true;
+  lock.unlock();
+
   int optIn = 0, staticBytes = 0;
   HOT_CUDA_CHECK(cuDeviceGetAttribute(
       &optIn, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device));
@@ -81,8 +151,9 @@ bool allowSharedMemory(const char *entry, CUfunction function, int32_t smem,
              "cuFuncSetAttribute(function, "
              "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)"))
     return false;
-  std::lock_guard<std::mutex> lock(optIns.mutex);
-  optIns.allowed[function] = smem;
+  lock.lock();
+  int32_t &allowed = state.byFunction[function].allowedShared;
+  allowed = std::max(allowed, smem);
   return true;
 }
 } // namespace
@@ -123,17 +194,24 @@ extern "C" void mgpuModuleUnload(void *module) {
   ContextGuard guard(__func__);
   HOT_CUDA_CHECK(cuModuleUnload(static_cast<CUmodule>(module)));
   // Its functions' handles may name another module's functions later.
-  SharedMemoryOptIns &optIns = sharedMemoryOptIns();
-  std::lock_guard<std::mutex> lock(optIns.mutex);
-  optIns.allowed.clear();
+  Kernels &state = kernels();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.byFunction.clear();
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   ContextGuard guard(__func__);
   CUfunction function = nullptr;
-  if (!HOT_CUDA_CHECK(
-          cuModuleGetFunction(&function, static_cast<CUmodule>(module), name)))
+  if (!HOT_CUDA_CHECK(cuModuleGetFunction(
+          &function, static_cast<CUmodule>(module), name))) {
     reportError(__func__, name);
+    return nullptr;
+  }
+  Kernels &state = kernels();
+  std::lock_guard<std::mutex> lock(state.mutex);
+  Kernel &kernel = state.byFunction[function];
+  if (kernel.name.empty())
+    kernel.name = name;
   return function;
 }
 
@@ -141,12 +219,14 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                                  intptr_t gridZ, intptr_t blockX,
                                  intptr_t blockY, intptr_t blockZ, int32_t smem,
                                  void *stream, void **params, void **extra,
-                                 size_t /*paramsCount*/) {
+                                 size_t paramsCount) {
   ContextGuard guard(__func__);
   if (!guard.ok())
     return;
   auto *kernel = static_cast<CUfunction>(function);
-  if (!allowSharedMemory(__func__, kernel, smem, guard.device()))
+  // `extra` packs the arguments into one buffer: no count to compare.
+  if (!prepareLaunch(__func__, kernel, smem, paramsCount, !extra,
+                     guard.device()))
     return;
   HOT_CUDA_CHECK(cuLaunchKernel(kernel, gridX, gridY, gridZ, blockX, blockY,
                                 blockZ, smem, static_cast<CUstream>(stream),
@@ -164,7 +244,9 @@ extern "C" void mgpuLaunchClusterKernel(void *function, intptr_t clusterX,
   if (!guard.ok())
     return;
   auto *kernel = static_cast<CUfunction>(function);
-  if (!allowSharedMemory(__func__, kernel, smem, guard.device()))
+  // Upstream's host code passes no argument count to cluster launches.
+  if (!prepareLaunch(__func__, kernel, smem, 0, /*checkParams=*/false,
+                     guard.device()))
     return;
   // Clusters of more than 8 blocks are legal on sm_90 only after opting in.
   if (clusterX * clusterY * clusterZ > 8 &&

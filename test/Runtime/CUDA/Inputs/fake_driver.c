@@ -21,11 +21,13 @@
 //   when something waits for it (stream, event or context synchronization, a
 //   wait on an event), so an event recorded behind queued work is not ready
 //   until then; the legacy stream runs its work at once;
-// - modules from cubin (ELF: the global functions and their
-//   `.nv.shared.<kernel>` sizes) or PTX (`.entry` names), a fatbin by the
-//   cubin or PTX inside it; kernels are not executed, launches are checked
-//   (block and grid limits, dynamic shared memory against the function's
-//   opt-in attribute, cluster shapes) and recorded;
+// - modules from cubin (ELF: the global functions, their `.nv.shared.<kernel>`
+//   sizes and `.nv.info.<kernel>` parameter tables) or PTX (`.entry` names and
+//   parameter lists), a fatbin by the cubin or PTX inside it; kernels are not
+//   executed, launches are checked (block and grid limits, dynamic shared
+//   memory against the function's opt-in attribute, cluster shapes, each
+//   argument read for its parameter's size, and what looks like an address
+//   must be one the device can reach) and recorded;
 // - host registration of disjoint ranges; tensor maps checked against
 //   cuTensorMapEncodeTiled's documented limits.
 //
@@ -53,6 +55,7 @@
 #define MAX_REGISTERED 256
 #define MAX_CONTEXT_DEPTH 16
 #define DEFAULT_SHARED 49152
+#define MAX_PARAMS 1024
 
 struct CUctx_st {
   int device;
@@ -82,9 +85,17 @@ struct CUevent_st {
   long long position;
 };
 
+/// A kernel parameter as the image declares it: its byte offset in the
+/// parameter buffer and its size.
+typedef struct {
+  unsigned offset, size;
+} Param;
+
 struct CUfunc_st {
   struct CUmod_st *module;
   char name[256];
+  int paramCount; // -1 where the image does not say.
+  Param *params;  // Owned; kept after unloading, as the module is.
   int staticShared;
   int maxDynamicShared;
   int nonPortableCluster;
@@ -356,6 +367,10 @@ static const struct {
      "pointer does not correspond to a registered memory region"},
     {CUDA_ERROR_INVALID_CLUSTER_SIZE, "CUDA_ERROR_INVALID_CLUSTER_SIZE",
      "invalid cluster size"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+     "operation not supported"},
 };
 
 CUresult cuGetErrorName(CUresult error, const char **name) {
@@ -840,7 +855,98 @@ static struct CUfunc_st *addFunction(struct CUmod_st *module, const char *name,
   memset(f, 0, sizeof(*f));
   memcpy(f->name, name, length);
   f->name[length] = 0;
+  f->paramCount = -1;
   return f;
+}
+
+/// Records parameter `ordinal` of `f`; 0 when the table cannot hold it.
+static int addParam(struct CUfunc_st *f, unsigned ordinal, unsigned offset,
+                    unsigned size) {
+  if (ordinal >= MAX_PARAMS)
+    return 0;
+  if (!f->params && !(f->params = calloc(MAX_PARAMS, sizeof(Param))))
+    return 0;
+  f->params[ordinal] = (Param){offset, size};
+  if ((int)ordinal >= f->paramCount)
+    f->paramCount = (int)ordinal + 1;
+  return 1;
+}
+
+/// The attributes of `.nv.info.<kernel>` that describe its parameters: each
+/// entry is a format byte, an attribute byte, then either a 2-byte value or
+/// (format EIFMT_SVAL) a 2-byte size and that many bytes. EIATTR_KPARAM_INFO
+/// holds {u32 index, u16 ordinal, u16 offset, u32 flags with the size in its
+/// top 14 bits}. A kernel's section without such entries has no parameters.
+static int readParamInfo(struct CUfunc_st *f, const unsigned char *info,
+                         size_t size) {
+  enum { EIFMT_SVAL = 4, EIATTR_KPARAM_INFO = 0x17 };
+  f->paramCount = 0;
+  for (size_t at = 0; at + 4 <= size;) {
+    unsigned format = info[at], attribute = info[at + 1];
+    uint16_t length = 0;
+    if (format == EIFMT_SVAL)
+      memcpy(&length, info + at + 2, sizeof(length));
+    const unsigned char *value = info + at + 4;
+    at += 4 + length;
+    if (at > size)
+      return 0;
+    if (format != EIFMT_SVAL || attribute != EIATTR_KPARAM_INFO)
+      continue;
+    uint16_t ordinal, offset;
+    uint32_t flags;
+    if (length < 12)
+      return 0;
+    memcpy(&ordinal, value + 4, sizeof(ordinal));
+    memcpy(&offset, value + 6, sizeof(offset));
+    memcpy(&flags, value + 8, sizeof(flags));
+    if (!addParam(f, ordinal, offset, flags >> 18))
+      return 0;
+  }
+  return 1;
+}
+
+/// The parameter list of a PTX `.entry`, from its opening parenthesis: each
+/// `.param [.align A] .<type><bits> name[[count]]`, laid out at its
+/// alignment (A, else its type's size). An `.align` after `.ptr` is the
+/// pointee's, not the parameter's.
+static int readPtxParams(struct CUfunc_st *f, const char *list) {
+  f->paramCount = 0;
+  const char *end = strchr(list, ')');
+  if (*list != '(' || !end)
+    return 1; // `.entry name` without a list: no parameters.
+  unsigned offset = 0, ordinal = 0;
+  for (const char *p = strstr(list, ".param"); p && p < end;
+       p = strstr(p + 6, ".param")) {
+    const char *stop = memchr(p, ',', end - p);
+    if (!stop)
+      stop = end;
+    unsigned align = 0, element = 0, count = 1;
+    int pointer = 0;
+    for (const char *t = p + 6; t < stop; ++t) {
+      if (*t == '[') {
+        count = (unsigned)strtoul(t + 1, NULL, 10);
+      } else if (*t != '.') {
+        continue;
+      } else if (!strncmp(t, ".ptr", 4)) {
+        pointer = 1;
+      } else if (!strncmp(t, ".align", 6)) {
+        if (!pointer)
+          align = (unsigned)strtoul(t + 6, NULL, 10);
+      } else if (!element && t[1] && strchr("usbf", t[1]) && t[2] >= '1' &&
+                 t[2] <= '9') {
+        element = (unsigned)strtoul(t + 2, NULL, 10) / 8;
+      }
+    }
+    if (!element)
+      return 0;
+    if (!align)
+      align = element;
+    offset = (offset + align - 1) / align * align;
+    if (!addParam(f, ordinal++, offset, element * count))
+      return 0;
+    offset += element * count;
+  }
+  return 1;
 }
 
 static struct CUfunc_st *lookup(struct CUmod_st *module, const char *name) {
@@ -882,6 +988,11 @@ static int readCubin(struct CUmod_st *module, const unsigned char *image) {
       struct CUfunc_st *f = lookup(module, name + 11);
       if (f)
         f->staticShared = (int)sections[s].sh_size;
+    } else if (!strncmp(name, ".nv.info.", 9)) {
+      struct CUfunc_st *f = lookup(module, name + 9);
+      if (f &&
+          !readParamInfo(f, image + sections[s].sh_offset, sections[s].sh_size))
+        return 0;
     }
   }
   return module->functionCount > 0;
@@ -895,7 +1006,13 @@ static int readPtx(struct CUmod_st *module, const char *text) {
     while (*name == ' ' || *name == '\t')
       ++name;
     size_t length = strcspn(name, " \t\r\n(");
-    if (length && !addFunction(module, name, length))
+    struct CUfunc_st *f = length ? addFunction(module, name, length) : NULL;
+    if (length && !f)
+      return 0;
+    const char *list = name + length;
+    while (*list == ' ' || *list == '\t' || *list == '\r' || *list == '\n')
+      ++list;
+    if (f && !readPtxParams(f, list))
       return 0;
   }
   return module->functionCount > 0;
@@ -1059,6 +1176,65 @@ CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute,
 // Launches
 //===----------------------------------------------------------------------===//
 
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset,
+                            size_t *size) {
+  countCall(__func__);
+  REQUIRE_CONTEXT("cuFuncGetParamInfo");
+  if (!validFunction(f))
+    return fail(CUDA_ERROR_INVALID_HANDLE, "cuFuncGetParamInfo", "function");
+  if (f->paramCount < 0)
+    return fail(CUDA_ERROR_NOT_SUPPORTED, "cuFuncGetParamInfo",
+                "the image has no parameter table");
+  // Asking past the last parameter is how a caller learns the count: the
+  // documented answer, not counted as an error.
+  if (index >= (size_t)f->paramCount)
+    return CUDA_ERROR_INVALID_VALUE;
+  *offset = f->params[index].offset;
+  *size = f->params[index].size;
+  return CUDA_SUCCESS;
+}
+
+/// The arguments against the image's parameter table. Each is read for its
+/// parameter's size (a short `params` array shows as a crash here, not as
+/// garbage on a GPU), and an 8-byte value in [2^40, 2^48), where this
+/// process's heap, mappings and stacks lie (sizes and strides stay far
+/// below), is taken for an address the kernel will dereference: it must be
+/// device memory (a live allocation or one past its end) or registered host
+/// memory, else the launch fails as the kernel would fault.
+static CUresult checkParams(CUfunction f, void **params, void **extra,
+                            const char *call) {
+  if (f->paramCount <= 0 || extra)
+    return CUDA_SUCCESS;
+  if (!params)
+    return fail(CUDA_ERROR_INVALID_VALUE, call,
+                "the kernel has parameters and none were given");
+  for (int i = 0; i < f->paramCount; ++i) {
+    unsigned char value[64];
+    unsigned size = f->params[i].size;
+    for (unsigned at = 0; at < size; at += sizeof(value))
+      memcpy(value, (const char *)params[i] + at,
+             size - at < sizeof(value) ? size - at : sizeof(value));
+    if (size != 8)
+      continue;
+    uint64_t address;
+    memcpy(&address, params[i], sizeof(address));
+    if (address < (1ull << 40) || address >= (1ull << 48))
+      continue;
+    pthread_mutex_lock(&fake.mutex);
+    int reachable = deviceAddressable((const void *)(uintptr_t)address, 0);
+    pthread_mutex_unlock(&fake.mutex);
+    if (!reachable) {
+      char why[400];
+      snprintf(why, sizeof(why),
+               "parameter %d of %s (%#llx) is host memory the device cannot "
+               "address",
+               i, f->name, (unsigned long long)address);
+      return fail(CUDA_ERROR_ILLEGAL_ADDRESS, call, why);
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
 static CUresult checkLaunch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned bx, unsigned by, unsigned bz,
                             unsigned shared, CUstream stream, void **params,
@@ -1081,7 +1257,7 @@ static CUresult checkLaunch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return fail(CUDA_ERROR_INVALID_VALUE, call,
                 "dynamic shared memory over the function's limit "
                 "(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  return CUDA_SUCCESS;
+  return checkParams(f, params, extra, call);
 }
 
 static void recordLaunch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
