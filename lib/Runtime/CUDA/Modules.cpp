@@ -202,8 +202,8 @@ extern "C" void mgpuModuleUnload(void *module) {
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   ContextGuard guard(__func__);
   CUfunction function = nullptr;
-  if (!HOT_CUDA_CHECK(cuModuleGetFunction(
-          &function, static_cast<CUmodule>(module), name))) {
+  auto *image = static_cast<CUmodule>(module);
+  if (!HOT_CUDA_CHECK(cuModuleGetFunction(&function, image, name))) {
     reportError(__func__, name);
     return nullptr;
   }
