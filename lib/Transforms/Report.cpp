@@ -230,12 +230,6 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (format != "json" && format != "table") {
-      emitError(getOperation().getLoc())
-          << "hot-report: format must be json or table, got '" << format
-          << "'";
-      return signalPassFailure();
-    }
     std::string errorMessage;
     std::unique_ptr<llvm::ToolOutputFile> file =
         openOutputFile(output, &errorMessage);
@@ -266,7 +260,7 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
       auto peakAttr =
           function->getAttrOfType<IntegerAttr>(kOriginalPeakAttrName);
       int64_t peakBefore = peakAttr ? peakAttr.getInt() : peakAfter;
-      if (format == "table")
+      if (format == ReportFormat::Table)
         printTable(os, function.getName(), layers, peakBefore, peakAfter);
       else
         functions.push_back(toJSON(function.getName(), layers, peakBefore,
@@ -275,7 +269,7 @@ struct HotReportPass : impl::HotReportPassBase<HotReportPass> {
     });
     if (failed)
       return signalPassFailure();
-    if (format == "json")
+    if (format == ReportFormat::Json)
       os << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
                                        {"functions", std::move(functions)}}))
          << "\n";

@@ -80,44 +80,19 @@ struct HotRewriteBackwardMatmulsPass
   SavedActivationCache savedActivations;
 
   LogicalResult initialize(MLIRContext *ctx) override {
-    auto invalid = [&](StringRef option, StringRef value) {
-      emitError(UnknownLoc::get(ctx))
-          << "hot-rewrite-backward-matmuls: invalid " << option << " '"
-          << value << "'";
-    };
-    std::optional<Rounding> rounding_ = symbolizeRounding(rounding);
-    std::optional<ScaleMode> weightScale_ = symbolizeScaleMode(weightScale);
-    std::optional<Selection> selection_ = symbolizeSelection(hlaSelection);
-    std::optional<Granularity> gxGranularity_ =
-        symbolizeGranularity(gxGranularity);
-    std::optional<Granularity> gwGranularity_ =
-        symbolizeGranularity(gwGranularity);
-    if (!rounding_)
-      invalid("rounding", rounding);
-    if (!weightScale_)
-      invalid("weight-scale", weightScale);
-    if (!selection_)
-      invalid("hla-selection", hlaSelection);
-    if (!gxGranularity_)
-      invalid("gx-granularity", gxGranularity);
-    if (!gwGranularity_)
-      invalid("gw-granularity", gwGranularity);
-    if (!rounding_ || !weightScale_ || !selection_ || !gxGranularity_ ||
-        !gwGranularity_)
-      return failure();
     gxConfig.bits = gxBits;
     gxConfig.block = gxBlock;
-    gxConfig.granularity = *gxGranularity_;
-    gxConfig.rounding = *rounding_;
-    gxConfig.weightScale = *weightScale_;
+    gxConfig.granularity = gxGranularity;
+    gxConfig.rounding = rounding;
+    gxConfig.weightScale = weightScale;
     gwConfig.bits = gwBits;
     gwConfig.block = hlaBlock;
     gwConfig.rank = hlaRank > 0 ? int64_t(hlaRank)
                                 : std::max<int64_t>(1, hlaBlock / 2);
-    gwConfig.selection = *selection_;
+    gwConfig.selection = hlaSelection;
     gwConfig.hlaAcrossBatch = hlaBatch;
-    gwConfig.granularity = *gwGranularity_;
-    gwConfig.rounding = *rounding_;
+    gwConfig.granularity = gwGranularity;
+    gwConfig.rounding = rounding;
     if (gwConfig.selection == Selection::Triangle && hlaRank == 0)
       if (std::optional<int64_t> side = getTriangleSide(hlaBlock))
         gwConfig.rank = getTriangleRank(*side);

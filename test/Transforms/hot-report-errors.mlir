@@ -1,12 +1,14 @@
 // RUN: hot-opt %s --split-input-file --hot-report="output=/dev/null" -verify-diagnostics
 // RUN: not hot-opt %s --split-input-file --hot-report="output=/dev/full" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=FULL
+// RUN: not hot-opt %s --hot-report="format=csv" 2>&1 | FileCheck %s --check-prefix=FORMAT
 
 // hot-report reads the hot.layers records the rewrite leaves on a function;
 // IR written or edited by hand may hold anything there. A record it cannot
 // read is an error at the function, never a crash; so is an output it cannot
 // write.
 // FULL: error: hot-report: cannot write '/dev/full': No space left on device
+// FORMAT: for the --format option: Cannot find option named 'csv'!
 
 // expected-error @below {{hot-report: record 0 of 'hot.layers' is malformed: no string 'name'}}
 func.func @empty_record() attributes {hot.layers = [{}]} {

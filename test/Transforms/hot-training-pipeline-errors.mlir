@@ -15,4 +15,4 @@ func.func @invalid_product(%x: tensor<8x16xf32>, %w: tensor<2x16x4xf32>, %i: ten
   return %y : tensor<8x4xf32>
 }
 
-// OPTION: hot-rewrite-backward-matmuls: granularity must be per_tensor or per_col, got per_row
+// OPTION: for the --gw-granularity option: Cannot find option named 'per_row'!

@@ -7,6 +7,7 @@
 #ifndef HOT_CONVERSION_PIPELINES_H
 #define HOT_CONVERSION_PIPELINES_H
 
+#include "hot/Dialect/Hot/HotAttrs.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -150,25 +151,38 @@ struct HotTrainingPipelineOptions
   PassOptions::Option<int64_t> hlaRank{
       *this, "hla-rank", llvm::cl::desc("HLA rank (0: hla-block / 2)"),
       llvm::cl::init(0)};
-  PassOptions::Option<std::string> hlaSelection{
-      *this, "hla-selection", llvm::cl::desc("prefix or triangle"),
-      llvm::cl::init("prefix")};
+  PassOptions::Option<Selection> hlaSelection{
+      *this, "hla-selection", llvm::cl::desc("Walsh components HLA keeps"),
+      llvm::cl::init(Selection::Prefix),
+      llvm::cl::values(clEnumValN(Selection::Prefix, "prefix", "1-D"),
+                       clEnumValN(Selection::Triangle, "triangle", "2-D"))};
   PassOptions::Option<bool> hlaBatch{
       *this, "hla-batch",
       llvm::cl::desc("HLA across a batch of independent samples"),
       llvm::cl::init(false)};
-  PassOptions::Option<std::string> rounding{
-      *this, "rounding", llvm::cl::desc("stochastic or nearest"),
-      llvm::cl::init("stochastic")};
-  PassOptions::Option<std::string> weightScale{
-      *this, "weight-scale", llvm::cl::desc("sawb or maxabs"),
-      llvm::cl::init("sawb")};
-  PassOptions::Option<std::string> gxGranularity{
-      *this, "gx-granularity", llvm::cl::desc("per_tensor or per_row"),
-      llvm::cl::init("per_tensor")};
-  PassOptions::Option<std::string> gwGranularity{
-      *this, "gw-granularity", llvm::cl::desc("per_tensor or per_col"),
-      llvm::cl::init("per_tensor")};
+  PassOptions::Option<Rounding> rounding{
+      *this, "rounding", llvm::cl::desc("Rounding of the output gradients"),
+      llvm::cl::init(Rounding::Stochastic),
+      llvm::cl::values(
+          clEnumValN(Rounding::Stochastic, "stochastic", "from the seed"),
+          clEnumValN(Rounding::Nearest, "nearest", "half away from zero"))};
+  PassOptions::Option<ScaleMode> weightScale{
+      *this, "weight-scale", llvm::cl::desc("Scale of W on the gx path"),
+      llvm::cl::init(ScaleMode::Sawb),
+      llvm::cl::values(clEnumValN(ScaleMode::Sawb, "sawb", "SAWB"),
+                       clEnumValN(ScaleMode::MaxAbs, "maxabs", "max |W|"))};
+  PassOptions::Option<Granularity> gxGranularity{
+      *this, "gx-granularity", llvm::cl::desc("Scales of gy on the gx path"),
+      llvm::cl::init(Granularity::PerTensor),
+      llvm::cl::values(
+          clEnumValN(Granularity::PerTensor, "per_tensor", "one scale"),
+          clEnumValN(Granularity::PerRow, "per_row", "one per token"))};
+  PassOptions::Option<Granularity> gwGranularity{
+      *this, "gw-granularity", llvm::cl::desc("Scales of gy on the gw path"),
+      llvm::cl::init(Granularity::PerTensor),
+      llvm::cl::values(
+          clEnumValN(Granularity::PerTensor, "per_tensor", "one scale"),
+          clEnumValN(Granularity::PerCol, "per_col", "one per channel"))};
   PassOptions::Option<int64_t> seedArg{
       *this, "seed-arg",
       llvm::cl::desc("Index of the i64 seed argument (-1: hot.seed or new)"),

@@ -16,6 +16,9 @@
 
 namespace mlir::hot {
 
+/// What `hot-report` writes.
+enum class ReportFormat { Json, Table };
+
 #define GEN_PASS_DECL
 #include "hot/Transforms/Passes.h.inc"
 
