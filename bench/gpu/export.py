@@ -105,18 +105,18 @@ func.func @{name}(%gy: tensor<{n}x{o}xf32>, %seed: i64)
 def gemm_variants(chip, product):
     """(file suffix, extra hot-lower-to-nvvm options) of each GEMM module: the
     chip's default kernel (tiles and K split as the lowering's model chooses
-    them) and, on sm_90a, two other wgmma tilings and the mma.sync kernel
-    (what sm_90 gets) for comparison. For gw (few output tiles, K = the
-    tokens), also no K split, and 128x128 tiles split in 3: what calibrates
-    the model."""
+    them) and, on sm_90a, fixed wgmma tilings and the mma.sync kernel (what
+    sm_90 gets) for comparison. For gw (few output tiles, K = the tokens),
+    also 128x128 tiles unsplit and split in 3. These rows calibrate the
+    model."""
     variants = [("", "")]
     if chip == "sm_90a":
-        # 128x256 tiles (one block per SM); 64-byte K tiles in 6 stages (99 KiB:
-        # two blocks per SM); the mma.sync kernel.
-        variants += [("_n256", " tile-n=256"), ("_k64", " tile-k=64 stages=6"),
-                     ("_mma", " wgmma=0")]
+        # 128x128 and 128x256 tiles (K split as the model chooses); 64-byte K
+        # tiles in 6 stages (99 KiB: two blocks per SM); the mma.sync kernel.
+        variants += [("_n128", " tile-m=128 tile-n=128"), ("_n256", " tile-n=256"),
+                     ("_k64", " tile-k=64 stages=6"), ("_mma", " wgmma=0")]
     if product == "gw":
-        variants += [("_nosplit", " split-k=1"),
+        variants += [("_nosplit", " tile-m=128 tile-n=128 split-k=1"),
                      ("_split3", " tile-m=128 tile-n=128 split-k=3")]
     return variants
 
@@ -240,7 +240,8 @@ def main():
                 ("_lqs", "", traffic.LQS, "f32"),
                 ("_bf16", "", "", "bf16"),
                 ("_bf16_transposed", " fuse-transposes=0", "", "bf16"),
-                ("_bf16_nosplit", " split-k=1", "", "bf16")]
+                ("_bf16_nosplit", " split-k=1", "", "bf16"),
+                ("_bf16_t128", " tile-m=128 tile-n=128", "", "bf16")]
             if args.chip == "sm_90a":
                 layer_variants.append(("_bf16_mma", " wgmma=0", "", "bf16"))
             for suffix, extra, rewrite, dtype in layer_variants:

@@ -8,7 +8,8 @@
 ViT-B product (export.py's GEMM modules: gx = gy·W and gw = gyᵀ·x after HLA), per chip, as
 its remark states them: blocks, waves on the chip's SMs, and the modelled time against
 128x128 tiles without a split (units: one 128-byte K step of a 128x128 tile at the tensor
-cores' full rate). Static: the device run (`gw_<layer>`, `_nosplit`, `_split3` rows) measures.
+cores' full rate). Static: the device run (the `_n128`, `_n256`, `_nosplit`, `_split3` rows of each product)
+measures.
 
     .venv/bin/python bench/gpu/launch_choices.py [--chips sm_90a sm_80]
 """

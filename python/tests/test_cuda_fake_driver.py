@@ -56,9 +56,13 @@ def test_layer_host_code_on_fake_driver(driver, tmp_path, layer, chip):
     assert kernels > 0
     assert (first["launches"], second["launches"]) == (kernels, 2 * kernels)
     assert sorted(run.launched[:kernels]) == sorted(run.launched[kernels:])
-    # The tensor-core products ran with the shared memory they asked for.
+    # The tensor-core products ran with the shared memory they asked for: 4 stages of 128-byte
+    # K tiles of A and B, plus 1 KiB of alignment (128x128 tiles: 129 KiB; 128x256: 193 KiB).
     if chip == "sm_90a":
-        assert re.search(r"cuFuncSetAttribute\(hot_int_mma_wgmma_\S+, 8, 132096\)", run.log)
+        opted = re.findall(r"cuFuncSetAttribute\(hot_int_mma_wgmma_s8_\w+_t(\d+)x(\d+)x128_s4\w*, "
+                           r"8, (\d+)\)", run.log)
+        assert opted
+        assert all(int(smem) == 4 * (int(m) + int(n)) * 128 + 1024 for m, n, smem in opted)
     # The runner's buffers (the arguments and the results, which the host writes or reads) are
     # managed memory; every buffer of the module's own, which only its kernels touch, is device
     # memory (hot-gpu-device-buffers).

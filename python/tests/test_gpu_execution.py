@@ -103,6 +103,33 @@ def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
     _int_matmul_on_gpu(device, chip, tmp_path, m, n, k, ta, tb, 8)
 
 
+# (m, n, k, options): wgmma's 128x256 tiles (m64n256k32, 128 accumulators a thread): columns
+# past the last tile (520 = 2·256 + 8), with a K split, and as the model's own choice (two output
+# tiles of 128x256 on 4 SMs, which the remark must state).
+WIDE_WGMMA_SHAPES = [(300, 520, 1000, "tile-n=256"), (130, 300, 700, "tile-n=256 split-k=2"),
+                     (256, 512, 4096, "sm-count=4")]
+
+
+@pytest.mark.parametrize("m,n,k,options", WIDE_WGMMA_SHAPES)
+def test_wide_wgmma_tiles_on_gpu(device, tmp_path, m, n, k, options):
+    """The wgmma kernel on 128x256 tiles, bit for bit."""
+    chip = arch_specific_chip_or_skip(device)
+    text = _int_matmul_module(m, n, k, False, True, 8)
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is not None:
+        remarks = subprocess.run([hot_opt, f"--convert-hot-to-gpu=chip={chip} {options}",
+                                  "-o", "/dev/null"], input=text, capture_output=True, text=True,
+                                 check=True).stderr
+        assert "_t128x256x128_" in remarks and "m64n256k32" in remarks, remarks
+    gpu = compile_gpu(text, device, tmp_path, chip, options)
+    rng = np.random.default_rng([m, n, k])
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
+    qa, _ = reference.quantize(a, 8, "per_tensor", "maxabs", "nearest")
+    qb, _ = reference.quantize(b, 8, "per_tensor", "maxabs", "nearest")
+    np.testing.assert_array_equal(gpu.product(a, b), qa.astype(np.int64) @ qb.astype(np.int64).T)
+
+
 # (m, n, k, options): K tiles that the splits do not divide (the last split shorter), rows and
 # columns past the tiles, a split past the K tiles (capped at one per tile), and a split the
 # model chooses itself (one 128x128 tile and a long K on 8 SMs).
@@ -167,6 +194,16 @@ def test_split_k_layer_on_gpu(device, tmp_path, monkeypatch, granularity, arch_s
         return compile_gpu(text, device, tmp_path, chip, "split-k=3")
 
     check_narrow_layer(compile_split, SPLIT_K_LAYER_SHAPE, "bf16", granularity)
+
+
+@pytest.mark.parametrize("granularity", NARROW_LAYER_GRANULARITIES, ids=["tensor", "lqs"])
+def test_wide_wgmma_layer_on_gpu(device, tmp_path, granularity):
+    """A bf16 layer's backward with its products on wgmma's 128x256 tiles (check_narrow_layer):
+    the fused rescale and bf16 store of 256-column tiles, with per-tensor scales and LQS's
+    per-token and per-channel ones."""
+    chip = arch_specific_chip_or_skip(device)
+    check_narrow_layer(lambda text: compile_gpu(text, device, tmp_path, chip, "tile-n=256"),
+                       SPLIT_K_LAYER_SHAPE, "bf16", granularity)
 
 
 def test_training_step_on_gpu(device, tmp_path):

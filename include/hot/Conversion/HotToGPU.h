@@ -291,13 +291,14 @@ double modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
                        StringRef chip);
 
 /// Sets the tiling and K split of `spec` (whose shape and kind are set): of
-/// the options' tiling (with autoTiles also each halving of tile-m and/or
-/// tile-n down to 64 that the kind can build and grid.y allows) and the
+/// the options' tiling (with autoTiles also, where the kind can build them
+/// and grid.y allows, tile-n doubled for wgmma and each halving of tile-m
+/// and/or tile-n down to 64) and the
 /// options' split-k (at most one split per K tile; with 0 every count up to
 /// 16 whose workspace stays within 256 MiB; counts that give the same split
 /// sizes are one candidate), the one modelIntMmaTime finds fastest on `sms`
-/// SMs; ties keep the larger tiles (the wider first: wgmma's N is the
-/// tile's), then the smaller split.
+/// SMs; ties keep the options' tiling, then the wider tiles (wgmma's N is
+/// the tile's), then the smaller split.
 void chooseIntMmaLaunch(const IntMatmulToGPUOptions &options,
                         IntMmaKernelSpec &spec, int64_t sms);
 
@@ -311,7 +312,8 @@ struct IntMatmulToGPUOptions {
   bool allowInt4 = true;
   /// Use wgmma where the chip has it (sm_90a); mma.sync otherwise.
   bool allowWgmma = true;
-  /// Also consider `tiling` with tile-m and/or tile-n halved (down to 64).
+  /// Also consider `tiling` with tile-m and/or tile-n halved (down to 64)
+  /// and, for wgmma, tile-n doubled.
   /// Of the tilings and K splits considered, each product gets the one that
   /// a model of the kernel's time on `smCount` SMs (0:
   /// getTypicalSMCount(chip)) finds fastest: enough blocks to fill the SMs,

@@ -120,8 +120,8 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     tokens) would leave most SMs idle, or run a second, nearly empty wave of
     blocks. The lowering models the kernel's time on `sm-count` SMs (waves
     of blocks, each a K loop plus a fixed latency) and picks, of the tiles
-    (with `tile-m` and `tile-n` left at 0: 128x128 and its halvings down to
-    64) and K splits (with `split-k=0`, the default: up to 16 blocks per
+    (with `tile-m` and `tile-n` left at 0: 128x128, its halvings down to
+    64 and, for wgmma, 128x256) and K splits (with `split-k=0`, the default: up to 16 blocks per
     output tile, along grid.z) it may use, the fastest. A split K works so:
     each block stores its i32 accumulators to
     a workspace and counts itself in its tile's counter (zeroed by a small
@@ -236,7 +236,8 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "MMA for 4-bit operands">,
     Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
            "Rows of C per thread block (0: 128; with tile-n 0 too, halved "
-           "down to 64 where the model of the kernel's time prefers it)">,
+           "down to 64, or tile-n doubled for wgmma, where the model of the "
+           "kernel's time prefers it)">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
            "Columns of C per thread block (0: 128, see tile-m)">,
     Option<"smCount", "sm-count", "int64_t", /*default=*/"0",

@@ -73,8 +73,14 @@ double mlir::hot::modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
 void mlir::hot::chooseIntMmaLaunch(const IntMatmulToGPUOptions &options,
                                    IntMmaKernelSpec &spec, int64_t sms) {
   SmallVector<IntMmaTiling> tilings{options.tiling};
+  // wgmma's N is the tile's, up to 256: a wider tile loads fewer operand
+  // bytes per MAC from L2, where the model finds 128 x 128 bound on Hopper.
+  SmallVector<int64_t, 3> tileNs{options.tiling.tileN,
+                                 options.tiling.tileN / 2};
+  if (spec.kind == IntMmaKind::WgmmaS8)
+    tileNs.insert(tileNs.begin(), 2 * options.tiling.tileN);
   if (options.autoTiles)
-    for (int64_t tileN : {options.tiling.tileN, options.tiling.tileN / 2})
+    for (int64_t tileN : tileNs)
       for (int64_t tileM : {options.tiling.tileM, options.tiling.tileM / 2}) {
         IntMmaTiling tiling = options.tiling;
         tiling.tileM = tileM;
