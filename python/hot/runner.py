@@ -177,7 +177,10 @@ def simulator_pipeline(chip: str = "sm_80", options: str = "") -> list[str]:
             f"results-to-out-params=1{' ' + options if options else ''}"]
 
 
-CLANG_FLAGS: list[str] = ["-O2", "-shared", "-fPIC", "-Wno-override-module"]
+CLANG_FLAGS: list[str] = ["-O2", "-shared", "-fPIC", "-Wno-override-module",
+                          # Calls inside the library go to its own functions, never to a
+                          # libc or libm function of the same name (a step called `step`).
+                          "-Wl,-Bsymbolic"]
 LINK_FLAGS: list[str] = [
     f"-L{LLVM_PREFIX / 'lib'}",
     "-lmlir_c_runner_utils",

@@ -433,6 +433,37 @@ def test_cache_hit_runs_no_tools(toolchain, tmp_path, monkeypatch):
     np.testing.assert_array_equal(second.axpb(np.ones(5, np.int64), 2), np.full(5, 3))
 
 
+LIBC_NAMES = """
+func.func @NAME(%x: tensor<4x8xf32>, %w: tensor<4x8xf32>, %gy: tensor<4x4xf32>,
+                %gx0: tensor<4x8xf32>) -> (tensor<4x4xf32>, tensor<4x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x4xf32>
+  %wt = linalg.transpose ins(%w : tensor<4x8xf32>) outs(%e0 : tensor<8x4xf32>) permutation = [1, 0]
+  %e1 = tensor.empty() : tensor<4x4xf32>
+  %z1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %y = linalg.matmul ins(%x, %wt : tensor<4x8xf32>, tensor<8x4xf32>)
+      outs(%z1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %gx = linalg.matmul ins(%gy, %w : tensor<4x4xf32>, tensor<4x8xf32>)
+      outs(%gx0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %gx : tensor<4x4xf32>, tensor<4x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["step", "exp"])
+def test_functions_named_like_libc_functions(compile, name):
+    """A function named like a libc or libm one (`step` is glibc's regexp function): the C
+    wrapper calls the module's own (it used to call glibc's `step`, which crashed, and libm's
+    `exp`, which left the results unwritten)."""
+    module = compile(LIBC_NAMES.replace("NAME", name))
+    rng, seed_note = _rng()
+    x, w, gy, gx0 = (rng.standard_normal(s).astype(np.float32)
+                     for s in ((4, 8), (4, 8), (4, 4), (4, 8)))
+    y, gx = getattr(module, name)(x, w, gy, gx0)
+    np.testing.assert_allclose(y, x @ w.T, rtol=1e-5, atol=1e-5, err_msg=seed_note)
+    np.testing.assert_allclose(gx, gx0 + gy @ w, rtol=1e-5, atol=1e-5, err_msg=seed_note)
+
+
 LAYER_BACKWARD = """
 func.func @layer(%x: tensor<64x32xf32>, %w: tensor<16x32xf32>, %gy: tensor<64x16xf32>)
     -> (tensor<64x32xf32>, tensor<16x32xf32>) attributes {llvm.emit_c_interface} {
