@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hot/Transforms/BackwardMatmuls.h"
+#include "hot/Transforms/LayerTags.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -14,6 +15,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -250,6 +252,11 @@ static Operand classifyOperand(linalg::LinalgOp op, OpOperand &operand,
 /// Returns the product view of `op`, or the reason it is none.
 static FailureOr<Product> getProduct(linalg::LinalgOp op,
                                      std::string &reason) {
+  if (op->hasAttr(kRewrittenAttrName)) {
+    reason = "already rewritten (the floating-point product of a path that "
+             "is not quantized)";
+    return failure();
+  }
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !op.hasPureTensorSemantics()) {
     reason = "not a two-operand contraction on tensors";
@@ -278,6 +285,14 @@ static FailureOr<Product> getProduct(linalg::LinalgOp op,
     }
   if (!cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape()) {
     reason = "dynamic shapes are not supported";
+    return failure();
+  }
+  auto isFloat = [](Value v) {
+    return isa<FloatType>(getElementTypeOrSelf(v.getType()));
+  };
+  if (!llvm::all_of(op->getOperands(), isFloat) || !isFloat(op->getResult(0))) {
+    reason = "not a floating-point product (HOT rewrites the gradients of "
+             "floating-point layers)";
     return failure();
   }
   DenseSet<unsigned> contracted(dims->k.begin(), dims->k.end());
@@ -510,6 +525,41 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   llvm::sort(layers, [&](const LinearLayer &a, const LinearLayer &b) {
     return firstPosition(a) < firstPosition(b);
   });
+  nameLayers(function);
+}
+
+void BackwardMatmulAnalysis::nameLayers(Operation *function) {
+  // A layer keeps the name a product of it is tagged with (by an earlier
+  // pass, or by hand), so that a second run of the pipeline names the
+  // layers it left alone as the first did; the others are layer0, layer1,
+  // ... in program order, past the names taken by tags and by the
+  // function's records of earlier rewrites.
+  llvm::StringSet<> taken;
+  if (auto records =
+          function->getAttrOfType<ArrayAttr>(kLayerDecisionsAttrName))
+    for (Attribute record : records)
+      if (auto dict = dyn_cast<DictionaryAttr>(record))
+        if (auto name = dict.getAs<StringAttr>("name"))
+          taken.insert(name.getValue());
+  SmallVector<StringRef> tagged(layers.size());
   for (auto [i, layer] : llvm::enumerate(layers))
-    layer.name = llvm::formatv("layer{0}", i).str();
+    for (linalg::LinalgOp op : {layer.gw, layer.gx, layer.forward}) {
+      auto tag = op ? op->getAttrOfType<LayerAttr>(kLayerAttrName) : nullptr;
+      if (tag && !tag.getName().getValue().empty()) {
+        tagged[i] = tag.getName().getValue();
+        break;
+      }
+    }
+  llvm::StringSet<> used;
+  for (auto [i, layer] : llvm::enumerate(layers))
+    if (!tagged[i].empty() && used.insert(tagged[i]).second)
+      layer.name = tagged[i].str();
+  unsigned next = 0;
+  for (LinearLayer &layer : layers) {
+    while (layer.name.empty()) {
+      std::string name = llvm::formatv("layer{0}", next++).str();
+      if (!taken.contains(name) && used.insert(name).second)
+        layer.name = name;
+    }
+  }
 }

@@ -196,14 +196,27 @@ static FailureOr<ResultLayout> planResultLayout(linalg::LinalgOp product,
 /// Checks that `product` can be replaced (an integer product over
 /// `contraction` elements stays exact in i32, it starts from zero, its
 /// output-gradient operand is found again), and plans its result layout.
-static FailureOr<ResultLayout> planReplacement(linalg::LinalgOp product,
-                                               const LinearLayer &layer,
-                                               const PathConfig &config,
-                                               int64_t contraction,
-                                               std::string &reason) {
+/// `contraction` is the product's K after the rewrite, `gyElements` the size
+/// of the gy it quantizes.
+static FailureOr<ResultLayout>
+planReplacement(linalg::LinalgOp product, const LinearLayer &layer,
+                const PathConfig &config, int64_t contraction,
+                int64_t gyElements, std::string &reason) {
+  if (layer.getNumTokens() == 0 || layer.outFeatures == 0 ||
+      layer.inFeatures == 0) {
+    reason = "the product is empty";
+    return failure();
+  }
   if (config.bits != 0 && contraction >= IntMatmulOp::kMaxContractionSize) {
     reason = "its contraction over " + std::to_string(contraction) +
              " elements is too large for an exact i32 accumulation";
+    return failure();
+  }
+  if (config.bits != 0 && config.rounding == Rounding::Stochastic &&
+      gyElements >= QuantizeOp::kMaxStochasticElements) {
+    reason = "stochastic rounding of its " + std::to_string(gyElements) +
+             "-element output gradient needs more than 32-bit element "
+             "indices";
     return failure();
   }
   if (!isZeroInit(product.getDpsInitOperand(0)->get())) {
@@ -259,8 +272,12 @@ static Value buildProduct(OpBuilder &b, Location loc, const LinearLayer &layer,
                           Granularity lhsGranularity, Value seed,
                           bool rhsIsSavedActivation,
                           QuantizeOp rhsQuantized = nullptr) {
-  if (config.bits == 0)
-    return buildFloatMatmul(b, loc, lhs, rhs, transposeLhs);
+  if (config.bits == 0) {
+    Value product = buildFloatMatmul(b, loc, lhs, rhs, transposeLhs);
+    tagLayerProduct(product.getDefiningOp(), layer.name, role);
+    product.getDefiningOp()->setAttr(kRewrittenAttrName, b.getUnitAttr());
+    return product;
+  }
   QuantizeOp ql = quantize(b, loc, lhs, config.bits, lhsGranularity,
                            ScaleMode::MaxAbs, config.rounding, seed);
   QuantizeOp qr = rhsQuantized;
@@ -316,8 +333,8 @@ FailureOr<PathDecision> mlir::hot::rewriteActivationGradient(
     return failure();
   }
   int64_t o = layer.outFeatures;
-  FailureOr<ResultLayout> layout =
-      planReplacement(product, layer, config, o, reason);
+  FailureOr<ResultLayout> layout = planReplacement(
+      product, layer, config, o, layer.getNumTokens() * o, reason);
   if (failed(layout))
     return failure();
 
@@ -378,12 +395,12 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
   }
   int64_t tokens = withinSamples ? layer.tokenShape.back() : layer.getNumTokens();
   int64_t projected =
-      decision.hla
+      decision.hla && tokens > 0
           ? layer.getNumTokens() / tokens *
                 LowRankOp::getProjectedSize(tokens, config.block, config.rank)
           : layer.getNumTokens();
-  FailureOr<ResultLayout> layout =
-      planReplacement(product, layer, config, projected, reason);
+  FailureOr<ResultLayout> layout = planReplacement(
+      product, layer, config, projected, projected * layer.outFeatures, reason);
   if (failed(layout))
     return failure();
 
@@ -419,8 +436,10 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
     return value;
   };
   Value gy = project(layer.gy, layer.gyTokenRank, /*savedActivation=*/false);
-  // A compressed x that an earlier layer made from the same x is reused; it
-  // moves up if this product comes first.
+  // A compressed x that an earlier layer made from the same x is reused: in
+  // the same block it moves up if this product comes first; from an
+  // enclosing block only if it comes before the op that holds this product
+  // (a copy in another branch or region would not dominate it).
   auto key = std::make_tuple(layer.x, decision.hla ? config.block : 0,
                              decision.hla ? config.rank : 0,
                              int64_t(config.selection), config.bits);
@@ -428,13 +447,19 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
   if (cache && config.bits != 0) {
     auto it = cache->find(key);
     if (it != cache->end()) {
-      sharedX = it->second.first;
-      decision.sharesSavedActivationWith = it->second.second;
-      if (sharedX->getBlock() == product->getBlock() &&
-          product->isBeforeInBlock(sharedX)) {
-        Value root;
-        for (Operation *op : getCompressionChain(sharedX, root))
-          rewriter.moveOpBefore(op, product);
+      QuantizeOp candidate = it->second.first;
+      Operation *holder =
+          candidate->getBlock()->findAncestorOpInBlock(*product);
+      if (holder == product.getOperation() ||
+          (holder && candidate->isBeforeInBlock(holder))) {
+        sharedX = candidate;
+        decision.sharesSavedActivationWith = it->second.second;
+        if (holder == product.getOperation() &&
+            product->isBeforeInBlock(sharedX)) {
+          Value root;
+          for (Operation *op : getCompressionChain(sharedX, root))
+            rewriter.moveOpBefore(op, product);
+        }
       }
     }
   }

@@ -7,6 +7,7 @@
 #include "hot/Dialect/Hot/HotAttrs.h"
 #include "hot/Transforms/LayerTags.h"
 #include "hot/Transforms/Passes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -17,6 +18,52 @@ namespace mlir::hot {
 
 using namespace mlir;
 using namespace mlir::hot;
+
+namespace {
+/// The deepest nesting of arrays and objects in `text` (strings skipped):
+/// llvm::json::parse recurses once per level, so a hostile file could
+/// exhaust the stack.
+int64_t getNestingDepth(StringRef text) {
+  int64_t depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+/// Checks the decisions' shape: {"layers": {<name>: {"gx"|"gw": <string>}}}
+/// (other top-level keys, like "threshold", are calibrate's notes). Returns
+/// the first problem, or an empty string.
+std::string checkDecisions(const llvm::json::Object &layers) {
+  for (const auto &[name, value] : layers) {
+    const llvm::json::Object *paths = value.getAsObject();
+    if (!paths)
+      return "layers." + name.str() + " is not an object";
+    for (const auto &[path, choice] : *paths) {
+      if (path != "gx" && path != "gw")
+        return "layers." + name.str() + " has '" + path.str() +
+               "'; a layer's decisions are \"gx\" and \"gw\"";
+      if (!choice.getAsString())
+        return "layers." + name.str() + "." + path.str() +
+               " is not a string (per_tensor, per_row or per_col)";
+    }
+  }
+  return "";
+}
+} // namespace
 
 namespace mlir::hot {
 namespace {
@@ -35,6 +82,10 @@ struct HotLqsApplyPass : impl::HotLqsApplyPassBase<HotLqsApplyPass> {
     if (!file)
       return fail("cannot read decisions file '" + decisions +
                   "': " + file.getError().message());
+    constexpr int64_t kMaxDepth = 64;
+    if (getNestingDepth((*file)->getBuffer()) > kMaxDepth)
+      return fail("'" + decisions + "' nests deeper than " + Twine(kMaxDepth) +
+                  " levels");
     llvm::Expected<llvm::json::Value> json =
         llvm::json::parse((*file)->getBuffer());
     if (!json)
@@ -45,6 +96,9 @@ struct HotLqsApplyPass : impl::HotLqsApplyPassBase<HotLqsApplyPass> {
                             : nullptr;
     if (!layers)
       return fail("'" + decisions + "' has no \"layers\" object");
+    if (std::string problem = checkDecisions(*layers); !problem.empty())
+      return fail("'" + decisions + "': " + problem);
+    llvm::StringSet<> applied;
 
     WalkResult result = root->walk([&](Operation *op) {
       auto tag = op->getAttrOfType<LayerAttr>(kLayerAttrName);
@@ -54,6 +108,8 @@ struct HotLqsApplyPass : impl::HotLqsApplyPassBase<HotLqsApplyPass> {
       const llvm::json::Object *layer = layers->getObject(tag.getName());
       std::optional<StringRef> choice =
           layer ? layer->getString(gx ? "gx" : "gw") : std::nullopt;
+      if (layer)
+        applied.insert(tag.getName().getValue());
       if (!choice) {
         emitRemark(op->getLoc())
             << tag.getName().getValue() << ": no LQS decision for "
@@ -77,7 +133,24 @@ struct HotLqsApplyPass : impl::HotLqsApplyPassBase<HotLqsApplyPass> {
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    // A decision for a layer the module does not have: a file made for
+    // another graph, or a misspelt name.
+    SmallVector<StringRef> unknown;
+    for (const auto &entry : *layers)
+      if (!applied.contains(entry.first))
+        unknown.push_back(entry.first);
+    if (unknown.empty())
+      return;
+    llvm::sort(unknown);
+    InFlightDiagnostic warning = emitWarning(root->getLoc());
+    warning << "hot-lqs-apply: '" << decisions << "' decides for "
+            << unknown.size() << " layer(s) this module does not have: ";
+    llvm::interleaveComma(
+        ArrayRef(unknown).take_front(5), warning,
+        [&](StringRef name) { warning << "'" << name << "'"; });
+    if (unknown.size() > 5)
+      warning << ", ...";
   }
 };
 

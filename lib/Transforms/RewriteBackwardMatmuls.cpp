@@ -120,10 +120,25 @@ struct HotRewriteBackwardMatmulsPass
   /// The i64 argument carrying the per-step seed; created if needed.
   FailureOr<Value> getSeed(FunctionOpInterface function) {
     Block &entry = function.getFunctionBody().front();
-    for (BlockArgument arg : entry.getArguments())
-      if (function.getArgAttr(arg.getArgNumber(), kSeedAttrName))
-        return Value(arg);
     Type i64 = IntegerType::get(function.getContext(), 64);
+    Value tagged;
+    for (BlockArgument arg : entry.getArguments()) {
+      if (!function.getArgAttr(arg.getArgNumber(), kSeedAttrName))
+        continue;
+      if (arg.getType() != i64)
+        return function.emitError()
+               << "argument #" << arg.getArgNumber() << " is tagged "
+               << kSeedAttrName << " but is " << arg.getType()
+               << ", not an i64";
+      if (tagged)
+        return function.emitError()
+               << "arguments #" << cast<BlockArgument>(tagged).getArgNumber()
+               << " and #" << arg.getArgNumber() << " are both tagged "
+               << kSeedAttrName << ": one seed per step";
+      tagged = arg;
+    }
+    if (tagged)
+      return tagged;
     if (seedArg >= 0) {
       if (seedArg >= int64_t(entry.getNumArguments()) ||
           entry.getArgument(seedArg).getType() != i64)
@@ -134,6 +149,15 @@ struct HotRewriteBackwardMatmulsPass
                           UnitAttr::get(function.getContext()));
       return Value(entry.getArgument(seedArg));
     }
+    // A new argument would not be passed by the function's callers.
+    if (Operation *table = SymbolTable::getNearestSymbolTable(
+            function->getParentOp() ? function->getParentOp() : function))
+      if (!SymbolTable::symbolKnownUseEmpty(function, table))
+        return function.emitError()
+               << "@" << SymbolTable::getSymbolName(function).getValue()
+               << " has callers, which a new seed argument would break: tag "
+                  "an i64 argument with "
+               << kSeedAttrName << " or name one with seed-arg";
     unsigned index = entry.getNumArguments();
     auto attrs = DictionaryAttr::get(
         function.getContext(),
@@ -198,7 +222,16 @@ struct HotRewriteBackwardMatmulsPass
       if (failed(gw))
         return failure();
       record.append("gw", *gw);
-      records.push_back(record.getDictionary(function.getContext()));
+      // A layer an earlier run left alone is recorded again: in its place.
+      DictionaryAttr dict = record.getDictionary(function.getContext());
+      auto same = llvm::find_if(records, [&](Attribute existing) {
+        auto d = dyn_cast<DictionaryAttr>(existing);
+        return d && d.get("name") == dict.get("name");
+      });
+      if (same != records.end())
+        *same = dict;
+      else
+        records.push_back(dict);
     }
     function->setAttr(kLayerDecisionsAttrName,
                       ArrayAttr::get(function.getContext(), records));

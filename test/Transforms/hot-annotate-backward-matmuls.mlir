@@ -3,9 +3,9 @@
 // One linear layer in torch-mlir's shapes: transposes are separate ops.
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: hot.original_peak_live_bytes
-// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = forward>}
-// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gx>}
-// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gw, bits = 4>}
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "mine", role = forward>}
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "mine", role = gx>}
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "mine", role = gw, bits = 4>}
 func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %gy: tensor<8x32xf32>)
     -> (tensor<8x32xf32>, tensor<8x16xf32>, tensor<32x16xf32>) {
   %cst = arith.constant 0.0 : f32
@@ -13,18 +13,19 @@ func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %gy: tensor<8x32x
   %wt = linalg.transpose ins(%w : tensor<32x16xf32>) outs(%e0 : tensor<16x32xf32>) permutation = [1, 0]
   %e1 = tensor.empty() : tensor<8x32xf32>
   %z1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
-  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 32, I = 16)}}
+  // expected-remark @+1 {{mine: forward y = x·Wᵀ (O = 32, I = 16)}}
   %y = linalg.matmul ins(%x, %wt : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z1 : tensor<8x32xf32>) -> tensor<8x32xf32>
   %e2 = tensor.empty() : tensor<8x16xf32>
   %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
-  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 32, I = 16)}}
+  // expected-remark @+1 {{mine: gx = gy·W over O (O = 32, I = 16)}}
   %gx = linalg.matmul ins(%gy, %w : tensor<8x32xf32>, tensor<32x16xf32>) outs(%z2 : tensor<8x16xf32>) -> tensor<8x16xf32>
   %e3 = tensor.empty() : tensor<32x8xf32>
   %gyt = linalg.transpose ins(%gy : tensor<8x32xf32>) outs(%e3 : tensor<32x8xf32>) permutation = [1, 0]
   %e4 = tensor.empty() : tensor<32x16xf32>
   %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<32x16xf32>) -> tensor<32x16xf32>
-  // An override written by the user survives re-annotation.
-  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the returned gradient's layout}}
+  // An override and a name written by the user survive re-annotation: the
+  // layer is named after its tagged product.
+  // expected-remark @+1 {{mine: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the returned gradient's layout}}
   %gw = linalg.matmul {hot.layer = #hot.layer<name = "mine", role = gw, bits = 4>}
       ins(%gyt, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z4 : tensor<32x16xf32>) -> tensor<32x16xf32>
   return %y, %gx, %gw : tensor<8x32xf32>, tensor<8x16xf32>, tensor<32x16xf32>

@@ -5,6 +5,17 @@
 // RUN: echo '{"layers": {"layer0": {"gx": "per_col"}}}' > %t.bad.json
 // RUN: not hot-opt %s -hot-annotate-backward-matmuls="remarks=false" -hot-lqs-apply="decisions=%t.bad.json" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not hot-opt %s -hot-lqs-apply="decisions=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
+// A decisions file of the wrong shape is an error; decisions for layers the
+// module does not have (a file for another graph) are a warning; a file
+// nested past 64 levels is refused before parsing (the parser recurses).
+// RUN: echo '{"layers": {"layer0": {"gx": 5}}}' > %t.number.json
+// RUN: not hot-opt %s -hot-annotate-backward-matmuls="remarks=false" -hot-lqs-apply="decisions=%t.number.json" 2>&1 | FileCheck %s --check-prefix=NUMBER
+// RUN: echo '{"layers": {"layer0": {"gz": "per_row"}}}' > %t.path.json
+// RUN: not hot-opt %s -hot-annotate-backward-matmuls="remarks=false" -hot-lqs-apply="decisions=%t.path.json" 2>&1 | FileCheck %s --check-prefix=PATH
+// RUN: echo '{"layers": {"layer0": {"gx": "per_row"}, "nope": {"gw": "per_col"}}}' > %t.other.json
+// RUN: hot-opt %s -hot-annotate-backward-matmuls="remarks=false" -hot-lqs-apply="decisions=%t.other.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OTHER
+// RUN: %python -c "print('[' * 100 + ']' * 100)" > %t.deep.json
+// RUN: not hot-opt %s -hot-lqs-apply="decisions=%t.deep.json" 2>&1 | FileCheck %s --check-prefix=DEEP
 
 // The instrumented step returns, after its own results, the per-tensor and
 // finer-granularity errors of each quantized output gradient.
@@ -25,6 +36,10 @@
 
 // BAD: error: hot-lqs-apply: layer0.gx must be per_tensor or per_row, got 'per_col'
 // MISSING: error: hot-lqs-apply: cannot read decisions file '{{.*}}missing.json'
+// NUMBER: error: hot-lqs-apply: '{{.*}}number.json': layers.layer0.gx is not a string (per_tensor, per_row or per_col)
+// PATH: error: hot-lqs-apply: '{{.*}}path.json': layers.layer0 has 'gz'; a layer's decisions are "gx" and "gw"
+// OTHER: warning: hot-lqs-apply: '{{.*}}other.json' decides for 1 layer(s) this module does not have: 'nope'
+// DEEP: error: hot-lqs-apply: '{{.*}}deep.json' nests deeper than 64 levels
 func.func @layer(%x: tensor<8x64xf32>, %w: tensor<16x64xf32>, %gy: tensor<8x16xf32>)
     -> (tensor<8x64xf32>, tensor<16x64xf32>) {
   %cst = arith.constant 0.0 : f32

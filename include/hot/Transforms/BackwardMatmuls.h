@@ -46,7 +46,9 @@ SmallVector<ViewTrace> traceViewChain(Value value);
 
 /// The products of one linear layer y = x·Wᵀ, x: [tokens..., I], W: [O, I].
 struct LinearLayer {
-  /// "layer<k>", numbered in program order of the layer's first product.
+  /// The name a product of the layer is tagged with (#hot.layer), else
+  /// "layer<k>", numbered in program order of the layer's first product
+  /// past the names already taken (tags, the function's hot.layers).
   std::string name;
   /// The products; `forward` and `gx` may be null (a layer whose input needs
   /// no gradient has no gx; a split backward function has no forward).
@@ -84,6 +86,9 @@ public:
   ArrayRef<SkippedProduct> getSkipped() const { return skipped; }
 
 private:
+  /// Names the layers (see LinearLayer::name).
+  void nameLayers(Operation *function);
+
   SmallVector<LinearLayer> layers;
   SmallVector<SkippedProduct> skipped;
 };

@@ -28,6 +28,12 @@ inline constexpr llvm::StringLiteral kSavedActivationAttrName =
 /// The function attribute listing, per layer, what the rewrite decided: an
 /// array of dictionaries (see hot-report).
 inline constexpr llvm::StringLiteral kLayerDecisionsAttrName = "hot.layers";
+
+/// Unit attribute on the floating-point product that
+/// hot-rewrite-backward-matmuls builds when a path is not quantized
+/// (gx-bits=0, gw-bits=0): the analysis leaves it alone, so that a second
+/// run does not transform its operands again.
+inline constexpr llvm::StringLiteral kRewrittenAttrName = "hot.rewritten";
 /// The unit attribute hot-compress-activations puts on a quantization of a
 /// saved activation it moved into the forward pass.
 inline constexpr llvm::StringLiteral kCompressedAttrName = "hot.compressed";

@@ -165,7 +165,10 @@ LogicalResult QuantizeOp::verify() {
   if (!stochastic && getSeed())
     return emitOpError() << "a seed is only meaningful with stochastic "
                             "rounding";
-  if (stochastic && type.getNumElements() >= (int64_t(1) << 32))
+  if (type.getNumElements() == 0)
+    return emitOpError() << "expects a non-empty input (an empty group has "
+                            "no scale)";
+  if (stochastic && type.getNumElements() >= kMaxStochasticElements)
     return emitOpError() << "stochastic rounding hashes 32-bit element "
                             "indices; the input has "
                          << type.getNumElements() << " elements";

@@ -138,7 +138,9 @@ def Hot_QuantizeOp : Hot_Op<"quantize", [Pure]> {
     An all-zero group gets scale 0 and `q = 0`. A NaN or Inf in a group makes
     its scale non-finite (so the dequantized group is non-finite too), and
     its `q` is 0 wherever `x / scale` is NaN. The exact order of operations is
-    fixed in `docs/numerics.md`.
+    fixed in `docs/numerics.md`. The input must not be empty (an empty
+    group has no scale), and with stochastic rounding it has fewer than
+    2^32 elements (the hash takes 32-bit indices).
 
     Example:
 
@@ -160,6 +162,9 @@ def Hot_QuantizeOp : Hot_Op<"quantize", [Pure]> {
   let extraClassDeclaration = [{
     /// The largest magnitude on the grid: 2^(bits-1) - 1.
     int64_t getQMax() { return (int64_t(1) << (getBits() - 1)) - 1; }
+    /// The exclusive bound on the elements of a stochastically rounded
+    /// input: the hash takes 32-bit element indices.
+    static constexpr int64_t kMaxStochasticElements = int64_t(1) << 32;
   }];
   let hasVerifier = 1;
 }
