@@ -111,9 +111,10 @@ struct HotLqsApplyPass : impl::HotLqsApplyPassBase<HotLqsApplyPass> {
       if (layer)
         applied.insert(tag.getName().getValue());
       if (!choice) {
-        emitRemark(op->getLoc())
-            << tag.getName().getValue() << ": no LQS decision for "
-            << (gx ? "gx" : "gw") << "; granularity left as it is";
+        if (emitRemarks)
+          emitRemark(op->getLoc())
+              << tag.getName().getValue() << ": no LQS decision for "
+              << (gx ? "gx" : "gw") << "; granularity left as it is";
         return WalkResult::advance();
       }
       std::optional<Granularity> granularity = symbolizeGranularity(*choice);

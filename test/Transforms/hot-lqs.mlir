@@ -14,6 +14,7 @@
 // RUN: not hot-opt %s -hot-annotate-backward-matmuls="remarks=false" -hot-lqs-apply="decisions=%t.path.json" 2>&1 | FileCheck %s --check-prefix=PATH
 // RUN: echo '{"layers": {"layer0": {"gx": "per_row"}, "nope": {"gw": "per_col"}}}' > %t.other.json
 // RUN: hot-opt %s -hot-annotate-backward-matmuls="remarks=false" -hot-lqs-apply="decisions=%t.other.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OTHER
+// RUN: hot-opt %s -hot-annotate-backward-matmuls="remarks=false" -hot-lqs-apply="decisions=%t.other.json remarks=false" -o /dev/null 2>&1 | FileCheck %s --check-prefix=QUIET
 // RUN: %python -c "print('[' * 100 + ']' * 100)" > %t.deep.json
 // RUN: not hot-opt %s -hot-lqs-apply="decisions=%t.deep.json" 2>&1 | FileCheck %s --check-prefix=DEEP
 
@@ -38,7 +39,10 @@
 // MISSING: error: hot-lqs-apply: cannot read decisions file '{{.*}}missing.json'
 // NUMBER: error: hot-lqs-apply: '{{.*}}number.json': layers.layer0.gx is not a string (per_tensor, per_row or per_col)
 // PATH: error: hot-lqs-apply: '{{.*}}path.json': layers.layer0 has 'gz'; a layer's decisions are "gx" and "gw"
+// OTHER: remark: layer0: no LQS decision for gw; granularity left as it is
 // OTHER: warning: hot-lqs-apply: '{{.*}}other.json' decides for 1 layer(s) this module does not have: 'nope'
+// QUIET-NOT: remark
+// QUIET: warning: hot-lqs-apply: '{{.*}}other.json' decides for 1 layer(s)
 // DEEP: error: hot-lqs-apply: '{{.*}}deep.json' nests deeper than 64 levels
 func.func @layer(%x: tensor<8x64xf32>, %w: tensor<16x64xf32>, %gy: tensor<8x16xf32>)
     -> (tensor<8x64xf32>, tensor<16x64xf32>) {

@@ -249,11 +249,15 @@ def HotLqsApplyPass : Pass<"hot-lqs-apply"> {
     recognised gx and gw product (run it after
     `hot-annotate-backward-matmuls`, before the rewrite; the pipeline does
     with `lqs-decisions=<file>`). Layers the file does not name are left as
-    they are, with a remark.
+    they are, with a remark. A file of another shape is an error (the JSON
+    path says where); decisions for layers the module does not have are a
+    warning.
   }];
   let options = [
     Option<"decisions", "decisions", "std::string", /*default=*/"\"\"",
            "Path of the decisions file (JSON)">,
+    Option<"emitRemarks", "remarks", "bool", /*default=*/"true",
+           "Emit a remark for every product the file has no decision for">,
   ];
 }
 

@@ -20,6 +20,7 @@ void mlir::hot::buildHotTrainingPipeline(
   if (!options.lqsDecisions.empty()) {
     HotLqsApplyPassOptions lqs;
     lqs.decisions = options.lqsDecisions;
+    lqs.emitRemarks = options.remarks;
     pm.addPass(createHotLqsApplyPass(lqs));
   }
 
