@@ -103,6 +103,28 @@ def test_int_matmul_shapes_on_gpu_wgmma(device, tmp_path, m, n, k, ta, tb):
     _int_matmul_on_gpu(device, chip, tmp_path, m, n, k, ta, tb, 8)
 
 
+def _lowering_remarks(text, chip, options):
+    """The remarks of hot-opt's convert-hot-to-gpu on ``text`` (None where hot-opt is absent,
+    as on a GPU machine running prebuilt libraries)."""
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is None:
+        return None
+    return subprocess.run([hot_opt, f"--convert-hot-to-gpu=chip={chip} {options}",
+                           "-o", "/dev/null"], input=text, capture_output=True, text=True,
+                          check=True).stderr
+
+
+def _random_product(m, n, k, bits):
+    """Random f32 A [m, k] and B [n, k] (seeded by the shape), and the exact product of their
+    quantized values, A_q·B_qᵀ: what _int_matmul_module(m, n, k, False, True, bits) computes."""
+    rng = np.random.default_rng([m, n, k, bits])
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((n, k)).astype(np.float32)
+    qa, _ = reference.quantize(a, bits, "per_tensor", "maxabs", "nearest")
+    qb, _ = reference.quantize(b, bits, "per_tensor", "maxabs", "nearest")
+    return a, b, qa.astype(np.int64) @ qb.astype(np.int64).T
+
+
 # (m, n, k, options): wgmma's 128x256 tiles (m64n256k32, 128 accumulators a thread): columns
 # past the last tile (520 = 2·256 + 8), with a K split, and as the model's own choice (two output
 # tiles of 128x256 on 4 SMs, which the remark must state).
@@ -115,19 +137,11 @@ def test_wide_wgmma_tiles_on_gpu(device, tmp_path, m, n, k, options):
     """The wgmma kernel on 128x256 tiles, bit for bit."""
     chip = arch_specific_chip_or_skip(device)
     text = _int_matmul_module(m, n, k, False, True, 8)
-    hot_opt = runner.find_hot_opt()
-    if hot_opt is not None:
-        remarks = subprocess.run([hot_opt, f"--convert-hot-to-gpu=chip={chip} {options}",
-                                  "-o", "/dev/null"], input=text, capture_output=True, text=True,
-                                 check=True).stderr
-        assert "_t128x256x128_" in remarks and "m64n256k32" in remarks, remarks
+    remarks = _lowering_remarks(text, chip, options)
+    assert remarks is None or ("_t128x256x128_" in remarks and "m64n256k32" in remarks), remarks
     gpu = compile_gpu(text, device, tmp_path, chip, options)
-    rng = np.random.default_rng([m, n, k])
-    a = rng.standard_normal((m, k)).astype(np.float32)
-    b = rng.standard_normal((n, k)).astype(np.float32)
-    qa, _ = reference.quantize(a, 8, "per_tensor", "maxabs", "nearest")
-    qb, _ = reference.quantize(b, 8, "per_tensor", "maxabs", "nearest")
-    np.testing.assert_array_equal(gpu.product(a, b), qa.astype(np.int64) @ qb.astype(np.int64).T)
+    a, b, want = _random_product(m, n, k, 8)
+    np.testing.assert_array_equal(gpu.product(a, b), want)
 
 
 # (m, n, k, options): K tiles that the splits do not divide (the last split shorter), rows and
@@ -140,12 +154,9 @@ SPLIT_K_SHAPES = [(130, 72, 1000, "split-k=3"), (64, 200, 700, "split-k=2"),
 
 def _split_k_count(text, chip, options):
     """The K split the remark of hot-opt's lowering states (None where hot-opt is absent)."""
-    hot_opt = runner.find_hot_opt()
-    if hot_opt is None:
+    remarks = _lowering_remarks(text, chip, options)
+    if remarks is None:
         return None
-    remarks = subprocess.run([hot_opt, f"--convert-hot-to-gpu=chip={chip} {options}",
-                              "-o", "/dev/null"], input=text, capture_output=True, text=True,
-                             check=True).stderr
     found = re.findall(r"K split in (\d+)", remarks)
     return int(found[0]) if found else 1
 
@@ -165,12 +176,7 @@ def test_split_k_on_gpu(device, tmp_path, monkeypatch, m, n, k, options, kernel)
     splits = _split_k_count(text, chip, options)
     assert splits is None or splits > 1, "the product was not split"
     gpu = compile_gpu(text, device, tmp_path, chip, options)
-    rng = np.random.default_rng([m, n, k, bits])
-    a = rng.standard_normal((m, k)).astype(np.float32)
-    b = rng.standard_normal((n, k)).astype(np.float32)
-    qa, _ = reference.quantize(a, bits, "per_tensor", "maxabs", "nearest")
-    qb, _ = reference.quantize(b, bits, "per_tensor", "maxabs", "nearest")
-    want = qa.astype(np.int64) @ qb.astype(np.int64).T
+    a, b, want = _random_product(m, n, k, bits)
     orders = ["forward", "reverse", "shuffle:7"] if device.target == "simulator" else [None]
     for order in orders:
         if order:

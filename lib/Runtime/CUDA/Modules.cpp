@@ -38,11 +38,10 @@ void reportDevice(const char *entry, CUdevice device) {
   reportError(entry, message);
 }
 
-/// What the runtime learns about a kernel, once: its name (for messages), the
-/// number of parameters its image declares, and the dynamic shared memory it
-/// has been allowed so far (a step launches the same kernels every call).
+/// What the runtime learns about a kernel, once: the number of parameters its
+/// image declares, and the dynamic shared memory it has been allowed so far
+/// (a step launches the same kernels every call).
 struct Kernel {
-  std::string name;
   int params = kParamsUnknown;
   int32_t allowedShared = kDefaultSharedMemoryLimit;
   static constexpr int kParamsUnknown = -2, kParamsUnavailable = -1;
@@ -58,17 +57,30 @@ Kernels &kernels() {
   return *state;
 }
 
-/// cuFuncGetParamInfo (CUDA 12.4), looked up in the loaded driver so that an
-/// older one still loads this library; null where it is missing.
+/// The driver entry point `symbol`, looked up in the loaded driver rather
+/// than linked, so that a driver without it (older than the toolkit) still
+/// loads this library; null where it is missing.
+template <typename Function> Function lookUpDriver(const char *symbol) {
+  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  return driver ? reinterpret_cast<Function>(dlsym(driver, symbol)) : nullptr;
+}
+
+/// cuFuncGetParamInfo (CUDA 12.4).
 using GetParamInfo = CUresult (*)(CUfunction, size_t, size_t *, size_t *);
 GetParamInfo getParamInfo() {
-  static const GetParamInfo function = []() -> GetParamInfo {
-    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    return driver ? reinterpret_cast<GetParamInfo>(
-                        dlsym(driver, "cuFuncGetParamInfo"))
-                  : nullptr;
-  }();
+  static const GetParamInfo function =
+      lookUpDriver<GetParamInfo>("cuFuncGetParamInfo");
   return function;
+}
+
+/// The kernel's name for a message (cuFuncGetName, CUDA 12.3), or "?".
+std::string getKernelName(CUfunction function) {
+  using GetName = CUresult (*)(const char **, CUfunction);
+  static const GetName getName = lookUpDriver<GetName>("cuFuncGetName");
+  const char *name = nullptr;
+  if (!getName || getName(&name, function) != CUDA_SUCCESS || !name)
+    return "?";
+  return name;
 }
 
 /// The number of parameters `function` declares (the driver answers an index
@@ -116,12 +128,12 @@ bool prepareLaunch(const char *entry, CUfunction function, int32_t smem,
   Kernel &kernel = state.byFunction[function];
   if (checkParams && kernel.params >= 0 &&
       static_cast<size_t>(kernel.params) != paramsCount) {
-    std::string message =
-        "kernel '" + (kernel.name.empty() ? "?" : kernel.name) + "' declares " +
-        std::to_string(kernel.params) + " parameters but the host passes " +
-        std::to_string(paramsCount) +
-        " (host and kernel lowered with different memref "
-        "calling conventions?): not launched";
+    std::string message = "kernel '" + getKernelName(function) + "' declares " +
+                          std::to_string(kernel.params) +
+                          " parameters but the host passes " +
+                          std::to_string(paramsCount) +
+                          " (host and kernel lowered with different memref "
+                          "calling conventions?): not launched";
     lock.unlock();
     reportError(entry, message.c_str());
     return false;
@@ -207,11 +219,6 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
     reportError(__func__, name);
     return nullptr;
   }
-  Kernels &state = kernels();
-  std::lock_guard<std::mutex> lock(state.mutex);
-  Kernel &kernel = state.byFunction[function];
-  if (kernel.name.empty())
-    kernel.name = name;
   return function;
 }
 

@@ -1176,6 +1176,14 @@ CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute attribute,
 // Launches
 //===----------------------------------------------------------------------===//
 
+CUresult cuFuncGetName(const char **name, CUfunction f) {
+  countCall(__func__);
+  if (!validFunction(f))
+    return fail(CUDA_ERROR_INVALID_HANDLE, "cuFuncGetName", "function");
+  *name = f->name;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset,
                             size_t *size) {
   countCall(__func__);
