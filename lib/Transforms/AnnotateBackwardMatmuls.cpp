@@ -54,6 +54,8 @@ struct HotAnnotateBackwardMatmulsPass
     for (const LinearLayer &layer : analysis.getLayers()) {
       std::string dims = " (O = " + std::to_string(layer.outFeatures) +
                          ", I = " + std::to_string(layer.inFeatures) + ")";
+      // A saved Wᵀ (torch's split graphs) or a JAX kernel.
+      StringRef layout = layer.weightTransposed ? ", W laid out [I, O]" : "";
       tagLayerProduct(layer.gw, layer.name, Role::Gw);
       if (emitRemarks)
         emitRemark(layer.gw->getLoc())
@@ -64,14 +66,13 @@ struct HotAnnotateBackwardMatmulsPass
         tagLayerProduct(layer.gx, layer.name, Role::Gx);
         if (emitRemarks)
           emitRemark(layer.gx->getLoc())
-              << layer.name << ": gx = gy·W over O" << dims
-              << (layer.weightTransposed ? ", W saved transposed" : "");
+              << layer.name << ": gx = gy·W over O" << dims << layout;
       }
       if (layer.forward) {
         tagLayerProduct(layer.forward, layer.name, Role::Forward);
         if (emitRemarks)
           emitRemark(layer.forward->getLoc())
-              << layer.name << ": forward y = x·Wᵀ" << dims;
+              << layer.name << ": forward y = x·Wᵀ" << dims << layout;
       }
     }
     // Remarks carry locations, not the ops: printing an op numbers every

@@ -13,6 +13,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -368,6 +369,118 @@ static bool isParameter(Value value, Operation *function) {
          isParameter(generic.getDpsInputs()[0], function);
 }
 
+namespace {
+/// Which of a set of source values, and whether any argument of the
+/// function, each value of a function is computed from. One pass over the
+/// function answers for every layer, so that the analysis stays linear in
+/// the size of the graph.
+class Provenance {
+public:
+  Provenance(Operation *function, ArrayRef<Value> sources)
+      : function(function) {
+    for (Value source : sources)
+      sourceBits.try_emplace(source, sourceBits.size() + 1);
+    // Post-order: an op after the ops nested in it, and after the ops that
+    // define its operands (SSA order within a block).
+    function->walk([&](Operation *op) {
+      if (op == function)
+        return;
+      BitVector bits(sourceBits.size() + 1);
+      for (Value operand : op->getOperands())
+        bits |= getBits(operand);
+      for (Region &region : op->getRegions())
+        for (Operation &nested : region.getOps())
+          if (auto it = reach.find(&nested); it != reach.end())
+            bits |= it->second;
+      reach[op] = std::move(bits);
+    });
+  }
+
+  /// True if `value` is computed from `source` (one of the sources).
+  bool isComputedFrom(Value value, Value source) const {
+    auto it = sourceBits.find(source);
+    return value != source && it != sourceBits.end() &&
+           getBits(value).test(it->second);
+  }
+
+  /// True if `value` is computed from no argument of the function.
+  bool isConstant(Value value) const { return !getBits(value).test(0); }
+
+private:
+  BitVector getBits(Value value) const {
+    BitVector bits(sourceBits.size() + 1);
+    if (auto it = sourceBits.find(value); it != sourceBits.end())
+      bits.set(it->second);
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      Operation *owner = arg.getOwner()->getParentOp();
+      if (owner == function)
+        bits.set(0);
+      else // A region's argument: computed from its op's operands, at most.
+        for (Value operand : owner->getOperands())
+          bits |= getBits(operand);
+    } else if (auto it = reach.find(value.getDefiningOp()); it != reach.end()) {
+      bits |= it->second;
+    }
+    return bits;
+  }
+
+  Operation *function;
+  /// Bit 0 stands for the function's arguments.
+  DenseMap<Value, unsigned> sourceBits;
+  DenseMap<Operation *, BitVector> reach;
+};
+} // namespace
+
+/// Tells gy from x among the two operands of a weight-gradient product `p`
+/// (whose result dims are the loops `resultLoops`); returns the index of gy
+/// and sets `reason` to how it was told. x and W alone do not decide: the
+/// forward x·Wᵀ of torch's [O, I] weights has the form of JAX's gx gy·Kᵀ
+/// ([I, O] kernels), and the weight gradient has W's layout in both. What
+/// does decide is the graph, in this order:
+///   1. a joint graph computes gy from x (y = x·Wᵀ feeds the loss whose
+///      gradient gy is), never the reverse;
+///   2. a loss linear in y makes gy a constant, computed from no argument;
+///   3. a backward graph without its forward meets W in gx only, so gy is the
+///      operand that meets a weight;
+/// and failing all three, the frontends' convention for torch's [O, I]
+/// weights: gy provides dim 0 of the returned gradient, or of the product
+/// when it is not returned.
+static int findOutputGradient(const Product &p, ArrayRef<unsigned> resultLoops,
+                              const Provenance &provenance,
+                              function_ref<bool(Value)> hasWeightProduct,
+                              std::string &reason) {
+  Value roots[2] = {p.operands[0].trace.root, p.operands[1].trace.root};
+  for (int i = 0; i < 2; ++i)
+    if (provenance.isComputedFrom(roots[i], roots[1 - i])) {
+      reason = "gy being computed from x";
+      return i;
+    }
+  bool constant[2] = {provenance.isConstant(roots[0]),
+                      provenance.isConstant(roots[1])};
+  if (constant[0] != constant[1]) {
+    reason = "gy being computed from no argument (a loss linear in y)";
+    return constant[0] ? 0 : 1;
+  }
+  bool meetsWeight[2] = {hasWeightProduct(roots[0]),
+                         hasWeightProduct(roots[1])};
+  if (meetsWeight[0] != meetsWeight[1]) {
+    reason = "gy alone meeting a weight (a backward graph without its "
+             "forward)";
+    return meetsWeight[0] ? 0 : 1;
+  }
+  unsigned firstLoop = resultLoops[0];
+  if (std::optional<SmallVector<int64_t>> layout =
+          getReturnedLayout(p.op->getResult(0))) {
+    firstLoop = resultLoops[(*layout)[0]];
+    reason = "the returned gradient's layout (torch's [O, I]; nothing else "
+             "in the graph tells them apart)";
+  } else {
+    reason = "the convention gw = gyᵀ·x (nothing else in the graph tells "
+             "them apart)";
+  }
+  return p.operands[0].freeLoops[0] == firstLoop ? 0 : 1;
+}
+
 BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   // Program order, for naming and for stable results.
   DenseMap<Operation *, unsigned> position;
@@ -414,6 +527,27 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
     return {nullptr, 0};
   };
 
+  // The roots of the operands of products over tokens, for telling gy from
+  // x by what is computed from what.
+  SmallVector<Value> tokenOperandRoots;
+  for (const Product &p : products)
+    if (p.operands[0].side == Side::Leading &&
+        p.operands[1].side == Side::Leading)
+      for (const Operand &operand : p.operands)
+        tokenOperandRoots.push_back(operand.trace.root);
+  Provenance provenance(function, tokenOperandRoots);
+
+  // Whether an activation meets a parameter in a product no layer claimed.
+  auto hasWeightProduct = [&](Value activationRoot) {
+    auto it = byActivation.find(activationRoot);
+    return it != byActivation.end() &&
+           llvm::any_of(it->second, [&](std::pair<const Product *, int> pa) {
+             auto [p, a] = pa;
+             return !claimed.contains(p->op) &&
+                    isParameter(p->operands[1 - a].trace.root, function);
+           });
+  };
+
   for (Product &p : products) {
     const Operand &lhs = p.operands[0], &rhs = p.operands[1];
     if (lhs.side != Side::Leading || rhs.side != Side::Leading)
@@ -430,9 +564,6 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
       claimed.insert(p.op);
       continue;
     }
-    // Which operand is gy: the one whose free dim becomes dim 0 of the
-    // returned gradient (laid out like W: [O, I]); else the frontends'
-    // convention gw = gyᵀ·x, gy providing dim 0 of the product.
     auto resultMap = p.op.getIndexingMapsArray()[2];
     SmallVector<unsigned> resultLoops;
     for (AffineExpr e : resultMap.getResults())
@@ -445,15 +576,8 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
       continue;
     }
     LinearLayer layer;
-    unsigned firstLoop = resultLoops[0];
-    if (std::optional<SmallVector<int64_t>> layout =
-            getReturnedLayout(p.op->getResult(0))) {
-      firstLoop = resultLoops[(*layout)[0]];
-      layer.orientationReason = "the returned gradient's layout";
-    } else {
-      layer.orientationReason = "the convention gw = gyᵀ·x";
-    }
-    int gyIndex = lhs.freeLoops[0] == firstLoop ? 0 : 1;
+    int gyIndex = findOutputGradient(p, resultLoops, provenance,
+                                     hasWeightProduct, layer.orientationReason);
     const Operand &gy = p.operands[gyIndex], &x = p.operands[1 - gyIndex];
     layer.gw = p.op;
     layer.gy = gy.trace.root;

@@ -239,6 +239,31 @@ def test_training_step_on_gpu(device, tmp_path):
         _same_bits(np.asarray(g), np.asarray(w))
 
 
+def test_jax_training_step_on_gpu(device, tmp_path):
+    """A JAX/StableHLO step ([in, out] kernels, [B, S, D] activations, gw reducing over two
+    dims) through hot-training-pipeline and onto the GPU: every result equals the CPU path's
+    bit for bit, the loss also the original graph's (the forward is not rewritten)."""
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is None:
+        pytest.skip("needs hot-opt to rewrite the fixture")
+    fixture = runner.REPO_ROOT / "test" / "Fixtures" / "linalg" / "tokens_stablehlo_generic.mlir"
+    original = fixture.read_text()
+    text = subprocess.run([hot_opt, "--hot-training-pipeline=remarks=false"], input=original,
+                          capture_output=True, text=True, check=True).stdout
+    gpu = compile_gpu(text, device, tmp_path)
+    cpu = runner.compile_module(text, cache_dir=tmp_path)
+    rng = np.random.default_rng(11)
+    signature = cpu.signatures["train_step"]
+    args = [rng.standard_normal(t.shape).astype(np.float32) for t in signature.inputs[:-1]]
+    want = cpu.train_step(*args, 4242)
+    got = gpu.train_step(*args, 4242)
+    assert "hot.int_matmul" in text and len(got) == len(want) == 5
+    for g, w in zip(got, want):
+        _same_bits(np.asarray(g), np.asarray(w))
+    loss = runner.compile_module(original, cache_dir=tmp_path).train_step(*args)[0]
+    _same_bits(np.asarray(got[0]), np.asarray(loss))
+
+
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])
 @pytest.mark.parametrize("m,n,block", [(1, 4, 1), (37, 100, 1), (300, 768, 16), (64, 256, 1),
                                        (4096, 16, 1), (1, 1000, 1), (1, 1002, 1), (1, 1001, 1)])

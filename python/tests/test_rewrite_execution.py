@@ -8,11 +8,13 @@ the same fresh random inputs.
   few bf16 ulps of their truncated results) relative to its norm,
   with a floor of 0.1 of the median result norm for gradients that are zero in exact
   arithmetic;
-* defaults: every result is finite, and forward-only functions are bit-identical;
+* defaults: every result is finite, and forward-only functions are bit-identical, and so are
+  the results of joint graphs that only the forward computes (loss, logits);
 * running the pipeline twice changes nothing.
 """
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -104,6 +106,59 @@ def test_defaults_run_and_are_idempotent(rel):
         for a, b in zip(before, after):
             assert np.array_equal(a, b)
     assert rewrite(text, "") == text
+
+
+def forward_results(rel):
+    """Indices of the results the fixture's header names as the forward's (loss, logits) in
+    a function that also returns gradients."""
+    header = re.search(r"^// @\w+\(.*\) -> \((.*)\)$", (FIXTURES / rel).read_text(), re.M)
+    names = header.group(1).split(", ") if header else []
+    if not any(n.startswith("grad") for n in names):
+        return []
+    return [i for i, n in enumerate(names) if n in ("loss", "logits")]
+
+
+JOINT_WITH_LOSS = [rel for rel in EXECUTABLE if forward_results(rel)]
+
+
+@pytest.mark.parametrize("rel", JOINT_WITH_LOSS)
+def test_forward_results_are_bit_identical(rel):
+    """HOT rewrites backward products only: a forward product taken for a gx (JAX's x·K has
+    the form of torch's gy·W) would quantize the loss."""
+    before, after, text = run_both(rel, "")
+    assert "hot.int_matmul" in text
+    for i in forward_results(rel):
+        assert np.array_equal(before[i], after[i]), f"{rel} result {i} changed (seed {SEED})"
+
+
+@pytest.mark.parametrize("options", ["", "gx-bits=0 gw-bits=0 hla-rank=16"],
+                         ids=["defaults", "exact"])
+@pytest.mark.parametrize("other", ["mlp_contract.mlir", "mlp_stablehlo_generic.mlir"])
+def test_forms_of_one_model_agree_bit_for_bit(other, options):
+    """One MLP as MLIR 22 matmuls, as linalg.contract and as JAX's generics with [in, out]
+    kernels: the rewrite must find the same layers in the same roles in each, so the rewritten
+    steps compute the same bits (JAX's weights and weight gradients transposed)."""
+    from hot.fixtures import linalg_forms
+    base, form = linalg_forms.form_for("mlp_matmul_maps.mlir"), linalg_forms.form_for(other)
+    assert (base.batch, base.dims) == (form.batch, form.dims)
+    rng = np.random.default_rng(SEED)
+    args = [(rng.standard_normal(shape) / np.sqrt(shape[-1])).astype(np.float32)
+            for _, shape, _ in base.args()]
+    def to_form(values):
+        return [v.T if form.kernel_io and name.startswith("w") else v
+                for v, (name, _, _) in zip(values, base.args())]
+    results = []
+    for rel, inputs in (("mlp_matmul_maps.mlir", args), (other, to_form(args))):
+        module = runner.compile_module(rewrite((FIXTURES / "linalg" / rel).read_text(), options))
+        extra = len(module.signatures["train_step"].inputs) - len(inputs)
+        results.append(module.train_step(*[np.ascontiguousarray(v) for v in inputs],
+                                         *([SEED] * extra)))
+    loss, *grads = results[1]
+    expected_loss, *expected_grads = results[0]
+    assert np.array_equal(loss, expected_loss), f"{other}: loss (seed {SEED})"
+    for name, got, expected in zip([n for n, _, _ in base.args()], grads, expected_grads):
+        got = got.T if form.kernel_io and name.startswith("w") else got
+        assert np.array_equal(got, expected), f"{other}: grad of {name} (seed {SEED})"
 
 
 def _merge_modules(forward_text, backward_text):

@@ -25,7 +25,7 @@ func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %gy: tensor<8x32x
   %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<32x16xf32>) -> tensor<32x16xf32>
   // An override and a name written by the user survive re-annotation: the
   // layer is named after its tagged product.
-  // expected-remark @+1 {{mine: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the returned gradient's layout}}
+  // expected-remark @+1 {{mine: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the returned gradient's layout (torch's [O, I]; nothing else in the graph tells them apart)}}
   %gw = linalg.matmul {hot.layer = #hot.layer<name = "mine", role = gw, bits = 4>}
       ins(%gyt, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z4 : tensor<32x16xf32>) -> tensor<32x16xf32>
   return %y, %gx, %gw : tensor<8x32xf32>, tensor<8x16xf32>, tensor<32x16xf32>
@@ -34,8 +34,8 @@ func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %gy: tensor<8x32x
 // -----
 
 // MLIR 22's form: transposes in the indexing maps; [B, T, D] activations
-// flattened by collapse_shape; the weight gradient is not returned (so the
-// frontends' convention gw = gyᵀ·x decides which operand is gy).
+// flattened by collapse_shape. A backward without its forward: gy is the
+// operand that meets the weight.
 // CHECK-LABEL: func.func @maps_and_tokens
 // CHECK: role = gx
 // CHECK: role = gw
@@ -50,12 +50,91 @@ func.func @maps_and_tokens(%x3: tensor<2x17x16xf32>, %w: tensor<32x16xf32>, %gy3
   %gx = linalg.matmul ins(%gy, %w : tensor<34x32xf32>, tensor<32x16xf32>) outs(%z2 : tensor<34x16xf32>) -> tensor<34x16xf32>
   %e4 = tensor.empty() : tensor<32x16xf32>
   %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<32x16xf32>) -> tensor<32x16xf32>
-  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 34 tokens [2x17] (O = 32, I = 16); gy and x told apart by the convention gw = gyᵀ·x}}
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 34 tokens [2x17] (O = 32, I = 16); gy and x told apart by gy alone meeting a weight (a backward graph without its forward)}}
   %gw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%gy, %x : tensor<34x32xf32>, tensor<34x16xf32>) outs(%z4 : tensor<32x16xf32>) -> tensor<32x16xf32>
   %e5 = tensor.empty() : tensor<32x16xf32>
   %twice = linalg.add ins(%gw, %gw : tensor<32x16xf32>, tensor<32x16xf32>) outs(%e5 : tensor<32x16xf32>) -> tensor<32x16xf32>
   return %gx, %twice : tensor<34x16xf32>, tensor<32x16xf32>
+}
+
+// -----
+
+// JAX's layout (kernels [I, O]): the forward x·K has the form of torch's gx,
+// JAX's gx gy·Kᵀ that of torch's forward, and the weight gradient xᵀ·gy is
+// returned as [I, O]. The graph tells them apart: gy is computed from x.
+// CHECK-LABEL: func.func @jax_joint
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = forward>} ins(%arg0, %arg1
+// CHECK: role = gx>} ins(%[[GY:[0-9]+]], %arg1
+// CHECK: role = gw>} ins(%arg0, %[[GY]] :
+func.func @jax_joint(%x: tensor<8x16xf32>, %k: tensor<16x32xf32>, %t: tensor<8x32xf32>)
+    -> (tensor<8x16xf32>, tensor<16x32xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x32xf32>
+  %z1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 32, I = 16), W laid out [I, O]}}
+  %y = linalg.matmul ins(%x, %k : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // The gradient of |y - t|²/2.
+  %gy = linalg.sub ins(%y, %t : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 32, I = 16), W laid out [I, O]}}
+  %gx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%gy, %k : tensor<8x32xf32>, tensor<16x32xf32>) outs(%z2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e3 = tensor.empty() : tensor<16x32xf32>
+  %z3 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by gy being computed from x}}
+  %gw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %gy : tensor<8x16xf32>, tensor<8x32xf32>) outs(%z3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %gx, %gw : tensor<8x16xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// A loss linear in y (y.sum()) makes gy a constant: it is still told from x,
+// so the forward of a first layer (no gx) is not taken for a gx.
+// CHECK-LABEL: func.func @jax_sum_loss
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = forward>}
+// CHECK-NOT: role = gx
+// CHECK: role = gw
+func.func @jax_sum_loss(%x: tensor<8x16xf32>, %k: tensor<16x32xf32>)
+    -> (tensor<8x32xf32>, tensor<16x32xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e1 = tensor.empty() : tensor<8x32xf32>
+  %z1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 32, I = 16), W laid out [I, O]}}
+  %y = linalg.matmul ins(%x, %k : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %gy = linalg.fill ins(%one : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e3 = tensor.empty() : tensor<16x32xf32>
+  %z3 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by gy being computed from no argument (a loss linear in y)}}
+  %gw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %gy : tensor<8x16xf32>, tensor<8x32xf32>) outs(%z3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %y, %gw : tensor<8x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// JAX's backward alone (gy and x arguments): gy is the operand that meets the
+// kernel, although the returned [I, O] gradient has x's dim first.
+// CHECK-LABEL: func.func @jax_backward
+// CHECK: role = gx>} ins(%arg2, %arg1
+// CHECK: role = gw>} ins(%arg0, %arg2
+func.func @jax_backward(%x: tensor<8x16xf32>, %k: tensor<16x32xf32>, %gy: tensor<8x32xf32>)
+    -> (tensor<8x16xf32>, tensor<16x32xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 32, I = 16), W laid out [I, O]}}
+  %gx = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%gy, %k : tensor<8x32xf32>, tensor<16x32xf32>) outs(%z2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e3 = tensor.empty() : tensor<16x32xf32>
+  %z3 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by gy alone meeting a weight (a backward graph without its forward)}}
+  %gw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %gy : tensor<8x16xf32>, tensor<8x32xf32>) outs(%z3 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %gx, %gw : tensor<8x16xf32>, tensor<16x32xf32>
 }
 
 // -----

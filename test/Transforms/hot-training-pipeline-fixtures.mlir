@@ -10,11 +10,13 @@
 // VIT-DAG: remark: layer3: gx rewritten: Hadamard block 16, INT4 grids
 
 // LLAMA-DAG: remark: not rewritten: a batched product
-// LLAMA-DAG: remark: layer0: gx = gy·W over O (O = 32, I = 64), W saved transposed
+// LLAMA-DAG: remark: layer0: gx = gy·W over O (O = 32, I = 64), W laid out [I, O]
 // LLAMA-DAG: remark: layer6: gw rewritten: HLA block 16 rank 8, INT8 grids
 // LLAMA-NOT: layer7
 
-// JAX-DAG: remark: layer0: gw = gyᵀ·x over 32 tokens [2x16] (O = 32, I = 64)
+// JAX-DAG: remark: layer0: gw = gyᵀ·x over 32 tokens [2x16] (O = 64, I = 32); gy and x told apart by gy being computed from x
+// JAX-DAG: remark: layer0: forward y = x·Wᵀ (O = 64, I = 32), W laid out [I, O]
+// JAX-DAG: remark: layer1: gx rewritten: Hadamard block 16, INT4 grids
 // JAX-DAG: remark: layer1: gw rewritten: HLA block 16 rank 8, INT8 grids
 
 // q, k and v read the same x: one compressed copy, counted once.

@@ -23,6 +23,16 @@ def HotAnnotateBackwardMatmulsPass : Pass<"hot-annotate-backward-matmuls"> {
     untouched, with a remark that says why. Overrides already present on a
     tag (`bits`, `block`, `rank`, `granularity`) are kept.
 
+    Which operand of the weight gradient is gy cannot be read off the
+    shapes: torch's forward `x·Wᵀ` ([O, I] weights) has the form of JAX's
+    activation gradient `gy·Kᵀ` ([I, O] kernels), and the weight gradient
+    has its weight's layout in both. The graph decides, in this order: gy
+    is computed from x (a joint graph: y feeds the loss); gy is computed
+    from no argument (a loss linear in y); gy alone meets a weight (a
+    backward graph without its forward). Only a graph none of these
+    decide (hand-written, with gy, x and W all arguments) falls back to
+    torch's convention, and the gw remark says so.
+
     Example: on a torch-mlir MLP step
 
     ```mlir
