@@ -526,6 +526,18 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
         return {p, a};
     return {nullptr, 0};
   };
+  // gy's product with a weight that x also meets (in the forward), else its
+  // first product: layers summed into one output share gy (parallel
+  // attention and MLP blocks), and their gx differ in W.
+  auto findGx = [&](const LinearLayer &layer) {
+    auto it = byActivation.find(layer.gy);
+    if (it != byActivation.end())
+      for (auto [p, a] : it->second)
+        if (!claimed.contains(p->op) &&
+            findPartner(layer.x, p->operands[1 - a].trace.root).first)
+          return std::make_pair(p, a);
+    return findPartner(layer.gy, Value());
+  };
 
   // The roots of the operands of products over tokens, for telling gy from
   // x by what is computed from what.
@@ -591,7 +603,7 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
     layer.inFeatures = x.featureSize();
     claimed.insert(p.op);
 
-    auto [gxProduct, gxActivation] = findPartner(layer.gy, Value());
+    auto [gxProduct, gxActivation] = findGx(layer);
     if (gxProduct) {
       const Operand &weight = gxProduct->operands[1 - gxActivation];
       claimed.insert(gxProduct->op);

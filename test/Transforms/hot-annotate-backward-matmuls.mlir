@@ -139,6 +139,46 @@ func.func @jax_backward(%x: tensor<8x16xf32>, %k: tensor<16x32xf32>, %gy: tensor
 
 // -----
 
+// Two layers summed into one output (a parallel attention + MLP block) share
+// gy: each gw is paired with the gx of the weight its x meets.
+// CHECK-LABEL: func.func @parallel_layers
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = forward>} ins(%arg0, %[[W1T:[a-z_0-9]+]] :
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = forward>} ins(%arg1, %[[W2T:[a-z_0-9]+]] :
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = gx>} ins(%{{.*}}, %arg3 :
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gx>} ins(%{{.*}}, %arg2 :
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gw>} ins(%{{.*}}, %arg0 :
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = gw>} ins(%{{.*}}, %arg1 :
+func.func @parallel_layers(%x1: tensor<8x16xf32>, %x2: tensor<8x16xf32>, %w1: tensor<16x16xf32>,
+                           %w2: tensor<16x16xf32>, %t: tensor<8x16xf32>)
+    -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %ew = tensor.empty() : tensor<16x16xf32>
+  %w1t = linalg.transpose ins(%w1 : tensor<16x16xf32>) outs(%ew : tensor<16x16xf32>) permutation = [1, 0]
+  %w2t = linalg.transpose ins(%w2 : tensor<16x16xf32>) outs(%ew : tensor<16x16xf32>) permutation = [1, 0]
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 16, I = 16)}}
+  %y1 = linalg.matmul ins(%x1, %w1t : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{layer1: forward y = x·Wᵀ (O = 16, I = 16)}}
+  %y2 = linalg.matmul ins(%x2, %w2t : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.add ins(%y1, %y2 : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %gy = linalg.sub ins(%y, %t : tensor<8x16xf32>, tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{layer1: gx = gy·W over O (O = 16, I = 16)}}
+  %gx2 = linalg.matmul ins(%gy, %w2 : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 16, I = 16)}}
+  %gx1 = linalg.matmul ins(%gy, %w1 : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %et = tensor.empty() : tensor<16x8xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<8x16xf32>) outs(%et : tensor<16x8xf32>) permutation = [1, 0]
+  %zw = linalg.fill ins(%cst : f32) outs(%ew : tensor<16x16xf32>) -> tensor<16x16xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 16, I = 16); gy and x told apart by gy being computed from x}}
+  %gw1 = linalg.matmul ins(%gyt, %x1 : tensor<16x8xf32>, tensor<8x16xf32>) outs(%zw : tensor<16x16xf32>) -> tensor<16x16xf32>
+  // expected-remark @+1 {{layer1: gw = gyᵀ·x over 8 tokens [8] (O = 16, I = 16); gy and x told apart by gy being computed from x}}
+  %gw2 = linalg.matmul ins(%gyt, %x2 : tensor<16x8xf32>, tensor<8x16xf32>) outs(%zw : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %gx1, %gx2, %gw1, %gw2 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
 // Attention products (batched, both operands activations) are left alone.
 // CHECK-LABEL: func.func @attention
 // CHECK-NOT: hot.layer
