@@ -431,24 +431,71 @@ private:
 };
 } // namespace
 
+/// Returns true if `value`, or a view of it, is an operand of a
+/// contraction.
+static bool isContractedAgain(Value value) {
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value current = worklist.pop_back_val();
+    for (OpOperand &use : current.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<linalg::TransposeOp, tensor::CollapseShapeOp,
+              tensor::ExpandShapeOp, tensor::CastOp>(user)) {
+        if (use.getOperandNumber() == 0)
+          worklist.push_back(user->getResult(0));
+        continue;
+      }
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      if (linalgOp && linalg::isaContractionOpInterface(linalgOp) &&
+          linalgOp.isDpsInput(&use))
+        return true;
+    }
+  }
+  return false;
+}
+
+/// Why the product over tokens `p` cannot be a weight gradient; empty if it
+/// can.
+static StringRef whyNotWeightGradient(const Product &p) {
+  const Operand &lhs = p.operands[0], &rhs = p.operands[1];
+  if (lhs.trace.root == rhs.trace.root)
+    return "a Gram matrix (a value against itself, as in style losses or "
+           "second-order statistics), not a weight gradient";
+  auto numElements = [](ArrayRef<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t s : shape)
+      n *= s;
+    return n;
+  };
+  if (numElements(lhs.tokenShape()) != numElements(rhs.tokenShape()))
+    return "the two operands of a product over tokens have different token "
+           "shapes";
+  linalg::LinalgOp op = p.op;
+  if (op.getIndexingMapsArray()[2].getNumResults() != 2 ||
+      lhs.freeLoops.size() != 1 || rhs.freeLoops.size() != 1)
+    return "a product over tokens whose result is not a matrix of features";
+  if (isContractedAgain(p.op->getResult(0)))
+    return "a product over tokens whose result is an operand of another "
+           "product (an activation's gradient, as in attention), not a "
+           "weight gradient";
+  return "";
+}
+
 /// Tells gy from x among the two operands of a weight-gradient product `p`
-/// (whose result dims are the loops `resultLoops`); returns the index of gy
-/// and sets `reason` to how it was told. x and W alone do not decide: the
-/// forward x·Wᵀ of torch's [O, I] weights has the form of JAX's gx gy·Kᵀ
-/// ([I, O] kernels), and the weight gradient has W's layout in both. What
-/// does decide is the graph, in this order:
+/// by the graph; returns the index of gy and sets `reason` to how it was
+/// told, or nullopt. x and W alone do not decide: the forward x·Wᵀ of
+/// torch's [O, I] weights has the form of JAX's gx gy·Kᵀ ([I, O] kernels),
+/// and the weight gradient has W's layout in both. What does decide, in
+/// this order:
 ///   1. a joint graph computes gy from x (y = x·Wᵀ feeds the loss whose
 ///      gradient gy is), never the reverse;
 ///   2. a loss linear in y makes gy a constant, computed from no argument;
 ///   3. a backward graph without its forward meets W in gx only, so gy is the
-///      operand that meets a weight;
-/// and failing all three, the frontends' convention for torch's [O, I]
-/// weights: gy provides dim 0 of the returned gradient, or of the product
-/// when it is not returned.
-static int findOutputGradient(const Product &p, ArrayRef<unsigned> resultLoops,
-                              const Provenance &provenance,
-                              function_ref<bool(Value)> hasWeightProduct,
-                              std::string &reason) {
+///      operand that meets a weight.
+static std::optional<int>
+findOutputGradient(const Product &p, const Provenance &provenance,
+                   function_ref<bool(Value)> hasWeightProduct,
+                   std::string &reason) {
   Value roots[2] = {p.operands[0].trace.root, p.operands[1].trace.root};
   for (int i = 0; i < 2; ++i)
     if (provenance.isComputedFrom(roots[i], roots[1 - i])) {
@@ -468,16 +515,21 @@ static int findOutputGradient(const Product &p, ArrayRef<unsigned> resultLoops,
              "forward)";
     return meetsWeight[0] ? 0 : 1;
   }
+  return std::nullopt;
+}
+
+/// The operand of the weight-gradient product `p` that provides dim 0 of
+/// the gradient as the function returns it (a parameter's layout), else of
+/// the product.
+static int getFirstDimOperand(const Product &p) {
+  linalg::LinalgOp op = p.op;
+  SmallVector<unsigned> resultLoops;
+  for (AffineExpr e : op.getIndexingMapsArray()[2].getResults())
+    resultLoops.push_back(cast<AffineDimExpr>(e).getPosition());
   unsigned firstLoop = resultLoops[0];
   if (std::optional<SmallVector<int64_t>> layout =
-          getReturnedLayout(p.op->getResult(0))) {
+          getReturnedLayout(p.op->getResult(0)))
     firstLoop = resultLoops[(*layout)[0]];
-    reason = "the returned gradient's layout (torch's [O, I]; nothing else "
-             "in the graph tells them apart)";
-  } else {
-    reason = "the convention gw = gyᵀ·x (nothing else in the graph tells "
-             "them apart)";
-  }
   return p.operands[0].freeLoops[0] == firstLoop ? 0 : 1;
 }
 
@@ -539,6 +591,29 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
     return findPartner(layer.gy, Value());
   };
 
+  // x's product with the layer's weight; without one (no gx), x's first
+  // product with a parameter of the layer's shape: x may also feed other
+  // layers (q, k and v; a frozen layer beside a trained one).
+  auto findForward = [&](const LinearLayer &layer) {
+    if (layer.weight)
+      return findPartner(layer.x, layer.weight);
+    auto it = byActivation.find(layer.x);
+    if (it != byActivation.end())
+      for (auto [p, a] : it->second) {
+        const Operand &weight = p->operands[1 - a];
+        if (claimed.contains(p->op) ||
+            !isParameter(weight.trace.root, function))
+          continue;
+        // The forward contracts W over I: dim 1 of [O, I], dim 0 of [I, O].
+        ArrayRef<int64_t> w = weight.rootShape();
+        bool oi = weight.side == Side::Last;
+        if ((oi ? w[0] : w[1]) == layer.outFeatures &&
+            (oi ? w[1] : w[0]) == layer.inFeatures)
+          return std::make_pair(p, a);
+      }
+    return std::pair<const Product *, int>(nullptr, 0);
+  };
+
   // The roots of the operands of products over tokens, for telling gy from
   // x by what is computed from what.
   SmallVector<Value> tokenOperandRoots;
@@ -560,36 +635,11 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
            });
   };
 
-  for (Product &p : products) {
-    const Operand &lhs = p.operands[0], &rhs = p.operands[1];
-    if (lhs.side != Side::Leading || rhs.side != Side::Leading)
-      continue;
-    auto product = [](ArrayRef<int64_t> shape) {
-      int64_t n = 1;
-      for (int64_t s : shape)
-        n *= s;
-      return n;
-    };
-    if (product(lhs.tokenShape()) != product(rhs.tokenShape())) {
-      skipped.push_back({p.op, "the two operands of a product over tokens "
-                               "have different token shapes"});
-      claimed.insert(p.op);
-      continue;
-    }
-    auto resultMap = p.op.getIndexingMapsArray()[2];
-    SmallVector<unsigned> resultLoops;
-    for (AffineExpr e : resultMap.getResults())
-      resultLoops.push_back(cast<AffineDimExpr>(e).getPosition());
-    if (resultLoops.size() != 2 || lhs.freeLoops.size() != 1 ||
-        rhs.freeLoops.size() != 1) {
-      skipped.push_back({p.op, "a product over tokens whose result is not "
-                               "a matrix of features"});
-      claimed.insert(p.op);
-      continue;
-    }
+  // Builds the layer of the weight-gradient product `p` whose operand
+  // `gyIndex` is gy, with its gx and forward.
+  auto addLayer = [&](const Product &p, int gyIndex, std::string reason) {
     LinearLayer layer;
-    int gyIndex = findOutputGradient(p, resultLoops, provenance,
-                                     hasWeightProduct, layer.orientationReason);
+    layer.orientationReason = std::move(reason);
     const Operand &gy = p.operands[gyIndex], &x = p.operands[1 - gyIndex];
     layer.gw = p.op;
     layer.gy = gy.trace.root;
@@ -626,13 +676,8 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
         }
       }
     }
-    auto [forwardProduct, forwardActivation] =
-        findPartner(layer.x, layer.weight);
-    if (forwardProduct && (layer.weight ||
-                           isParameter(
-                               forwardProduct->operands[1 - forwardActivation]
-                                   .trace.root,
-                               function))) {
+    auto [forwardProduct, forwardActivation] = findForward(layer);
+    if (forwardProduct) {
       layer.forward = forwardProduct->op;
       claimed.insert(forwardProduct->op);
       if (!layer.weight) {
@@ -643,6 +688,45 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
       }
     }
     layers.push_back(std::move(layer));
+  };
+
+  // Layers whose gy the graph tells from x first; the others then follow
+  // the layout of the function's weight gradients told so (gy's dim first,
+  // as torch lays out its weights, or x's, as JAX does), else torch's.
+  SmallVector<const Product *> undecided;
+  int gyFirstVotes = 0;
+  for (Product &p : products) {
+    const Operand &lhs = p.operands[0], &rhs = p.operands[1];
+    if (lhs.side != Side::Leading || rhs.side != Side::Leading)
+      continue;
+    if (StringRef reason = whyNotWeightGradient(p); !reason.empty()) {
+      skipped.push_back({p.op, reason.str()});
+      claimed.insert(p.op);
+      continue;
+    }
+    std::string reason;
+    if (std::optional<int> gyIndex =
+            findOutputGradient(p, provenance, hasWeightProduct, reason)) {
+      gyFirstVotes += getFirstDimOperand(p) == *gyIndex ? 1 : -1;
+      addLayer(p, *gyIndex, reason);
+    } else {
+      undecided.push_back(&p);
+    }
+  }
+  for (const Product *p : undecided) {
+    int first = getFirstDimOperand(*p);
+    if (gyFirstVotes > 0)
+      addLayer(*p, first,
+               "the layout of the function's other weight gradients (gy's "
+               "dim first)");
+    else if (gyFirstVotes < 0)
+      addLayer(*p, 1 - first,
+               "the layout of the function's other weight gradients (x's "
+               "dim first)");
+    else
+      addLayer(*p, first,
+               "torch's convention (gw laid out [O, I]; nothing in the graph "
+               "tells them apart)");
   }
 
   for (const Product &p : products)

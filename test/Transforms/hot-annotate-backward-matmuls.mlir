@@ -25,7 +25,7 @@ func.func @linear(%x: tensor<8x16xf32>, %w: tensor<32x16xf32>, %gy: tensor<8x32x
   %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<32x16xf32>) -> tensor<32x16xf32>
   // An override and a name written by the user survive re-annotation: the
   // layer is named after its tagged product.
-  // expected-remark @+1 {{mine: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the returned gradient's layout (torch's [O, I]; nothing else in the graph tells them apart)}}
+  // expected-remark @+1 {{mine: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by torch's convention (gw laid out [O, I]; nothing in the graph tells them apart)}}
   %gw = linalg.matmul {hot.layer = #hot.layer<name = "mine", role = gw, bits = 4>}
       ins(%gyt, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z4 : tensor<32x16xf32>) -> tensor<32x16xf32>
   return %y, %gx, %gw : tensor<8x32xf32>, tensor<8x16xf32>, tensor<32x16xf32>
@@ -175,6 +175,102 @@ func.func @parallel_layers(%x1: tensor<8x16xf32>, %x2: tensor<8x16xf32>, %w1: te
   // expected-remark @+1 {{layer1: gw = gyᵀ·x over 8 tokens [8] (O = 16, I = 16); gy and x told apart by gy being computed from x}}
   %gw2 = linalg.matmul ins(%gyt, %x2 : tensor<16x8xf32>, tensor<8x16xf32>) outs(%zw : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %gx1, %gx2, %gw1, %gw2 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// Products over tokens that are not weight gradients: a Gram matrix (style
+// losses, second-order statistics), and single-head attention's gradient of
+// v, which the v projection's gx and gw then contract.
+// CHECK-LABEL: func.func @not_weight_gradients
+// CHECK-COUNT-2: linalg.matmul ins
+// CHECK: role = gx
+// CHECK: role = gw
+func.func @not_weight_gradients(%x: tensor<8x16xf32>, %attn: tensor<8x8xf32>, %gout: tensor<8x16xf32>,
+                                %wv: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<8x16xf32>, tensor<16x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<16x8xf32>
+  %xt = linalg.transpose ins(%x : tensor<8x16xf32>) outs(%et : tensor<16x8xf32>) permutation = [1, 0]
+  %ew = tensor.empty() : tensor<16x16xf32>
+  %zw = linalg.fill ins(%cst : f32) outs(%ew : tensor<16x16xf32>) -> tensor<16x16xf32>
+  // expected-remark @+1 {{not rewritten: a Gram matrix (a value against itself, as in style losses or second-order statistics), not a weight gradient}}
+  %gram = linalg.matmul ins(%xt, %x : tensor<16x8xf32>, tensor<8x16xf32>) outs(%zw : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %ea = tensor.empty() : tensor<8x8xf32>
+  %attnt = linalg.transpose ins(%attn : tensor<8x8xf32>) outs(%ea : tensor<8x8xf32>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<8x16xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{not rewritten: a product over tokens whose result is an operand of another product (an activation's gradient, as in attention), not a weight gradient}}
+  %gv = linalg.matmul ins(%attnt, %gout : tensor<8x8xf32>, tensor<8x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 16, I = 16)}}
+  %gx = linalg.matmul ins(%gv, %wv : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %gvt = linalg.transpose ins(%gv : tensor<8x16xf32>) outs(%et : tensor<16x8xf32>) permutation = [1, 0]
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 16, I = 16); gy and x told apart by gy alone meeting a weight (a backward graph without its forward)}}
+  %gw = linalg.matmul ins(%gvt, %x : tensor<16x8xf32>, tensor<8x16xf32>) outs(%zw : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %gram, %gx, %gw : tensor<16x16xf32>, tensor<8x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// x feeds a frozen layer (no weight gradient) and a trained one without a
+// gx: the trained layer's forward is the product with a weight of its shape.
+// CHECK-LABEL: func.func @frozen_beside_trained
+// CHECK: linalg.matmul ins(%arg0, %{{.*}} : tensor<8x16xf32>, tensor<16x32xf32>)
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = forward>} ins(%arg0, %{{.*}} : tensor<8x16xf32>, tensor<16x24xf32>)
+func.func @frozen_beside_trained(%x: tensor<8x16xf32>, %frozen: tensor<32x16xf32>, %w: tensor<24x16xf32>,
+                                 %t: tensor<8x24xf32>) -> (tensor<8x32xf32>, tensor<24x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<16x32xf32>
+  %frozent = linalg.transpose ins(%frozen : tensor<32x16xf32>) outs(%e1 : tensor<16x32xf32>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<8x32xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{not rewritten: not part of a linear layer}}
+  %y1 = linalg.matmul ins(%x, %frozent : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z2 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e3 = tensor.empty() : tensor<16x24xf32>
+  %wt = linalg.transpose ins(%w : tensor<24x16xf32>) outs(%e3 : tensor<16x24xf32>) permutation = [1, 0]
+  %e4 = tensor.empty() : tensor<8x24xf32>
+  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 24, I = 16)}}
+  %y2 = linalg.matmul ins(%x, %wt : tensor<8x16xf32>, tensor<16x24xf32>) outs(%z4 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %gy = linalg.sub ins(%y2, %t : tensor<8x24xf32>, tensor<8x24xf32>) outs(%e4 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %e5 = tensor.empty() : tensor<24x8xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<8x24xf32>) outs(%e5 : tensor<24x8xf32>) permutation = [1, 0]
+  %e6 = tensor.empty() : tensor<24x16xf32>
+  %z6 = linalg.fill ins(%cst : f32) outs(%e6 : tensor<24x16xf32>) -> tensor<24x16xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 24, I = 16); gy and x told apart by gy being computed from x}}
+  %gw = linalg.matmul ins(%gyt, %x : tensor<24x8xf32>, tensor<8x16xf32>) outs(%z6 : tensor<24x16xf32>) -> tensor<24x16xf32>
+  return %y1, %gw : tensor<8x32xf32>, tensor<24x16xf32>
+}
+
+// -----
+
+// JAX's backward alone, two layers: the first has no gx, and nothing in the
+// graph tells its gy from its x but the layout of the other layer's weight
+// gradient (x's dim first: [I, O]).
+// CHECK-LABEL: func.func @jax_backward_chain
+// CHECK: role = gw>} ins(%arg1, %arg3 :
+// CHECK: role = gx>} ins(%arg3, %arg2 :
+// CHECK: role = gw>} ins(%arg0, %{{.*}} : tensor<8x16xf32>, tensor<8x32xf32>)
+func.func @jax_backward_chain(%x: tensor<8x16xf32>, %h: tensor<8x32xf32>, %k2: tensor<32x24xf32>,
+                              %gy2: tensor<8x24xf32>, %mask: tensor<8x32xf32>)
+    -> (tensor<16x32xf32>, tensor<32x24xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e2 = tensor.empty() : tensor<32x24xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<32x24xf32>) -> tensor<32x24xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 24, I = 32); gy and x told apart by gy alone meeting a weight (a backward graph without its forward)}}
+  %gw2 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%h, %gy2 : tensor<8x32xf32>, tensor<8x24xf32>) outs(%z2 : tensor<32x24xf32>) -> tensor<32x24xf32>
+  %e = tensor.empty() : tensor<8x32xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 24, I = 32), W laid out [I, O]}}
+  %gx2 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%gy2, %k2 : tensor<8x24xf32>, tensor<32x24xf32>) outs(%z : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %gy1 = linalg.mul ins(%gx2, %mask : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e1 = tensor.empty() : tensor<16x32xf32>
+  %z1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  // expected-remark @+1 {{layer1: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the layout of the function's other weight gradients (x's dim first)}}
+  %gw1 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %gy1 : tensor<8x16xf32>, tensor<8x32xf32>) outs(%z1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %gw1, %gw2 : tensor<16x32xf32>, tensor<32x24xf32>
 }
 
 // -----

@@ -29,9 +29,14 @@ def HotAnnotateBackwardMatmulsPass : Pass<"hot-annotate-backward-matmuls"> {
     has its weight's layout in both. The graph decides, in this order: gy
     is computed from x (a joint graph: y feeds the loss); gy is computed
     from no argument (a loss linear in y); gy alone meets a weight (a
-    backward graph without its forward). Only a graph none of these
-    decide (hand-written, with gy, x and W all arguments) falls back to
-    torch's convention, and the gw remark says so.
+    backward graph without its forward). A layer none of these decide (the
+    first layer of a backward graph: no gx) follows the layout of the
+    function's other weight gradients (gy's dim first as in torch, or x's
+    as in JAX); only where no layer is decided (hand-written graphs with gy,
+    x and W all arguments) does torch's convention decide, and the gw
+    remark says so. Products over tokens that cannot be weight gradients
+    are left alone: Gram matrices (a value against itself) and products
+    whose result another product contracts (attention's gradients).
 
     Example: on a torch-mlir MLP step
 
