@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hot/Transforms/BackwardMatmuls.h"
+#include "Provenance.h"
 #include "hot/Transforms/LayerTags.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,7 +14,6 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -368,68 +368,6 @@ static bool isParameter(Value value, Operation *function) {
          def->getOperand(0) == body.getArgument(0) &&
          isParameter(generic.getDpsInputs()[0], function);
 }
-
-namespace {
-/// Which of a set of source values, and whether any argument of the
-/// function, each value of a function is computed from. One pass over the
-/// function answers for every layer, so that the analysis stays linear in
-/// the size of the graph.
-class Provenance {
-public:
-  Provenance(Operation *function, ArrayRef<Value> sources)
-      : function(function) {
-    for (Value source : sources)
-      sourceBits.try_emplace(source, sourceBits.size() + 1);
-    // Post-order: an op after the ops nested in it, and after the ops that
-    // define its operands (SSA order within a block).
-    function->walk([&](Operation *op) {
-      if (op == function)
-        return;
-      BitVector bits(sourceBits.size() + 1);
-      for (Value operand : op->getOperands())
-        bits |= getBits(operand);
-      for (Region &region : op->getRegions())
-        for (Operation &nested : region.getOps())
-          if (auto it = reach.find(&nested); it != reach.end())
-            bits |= it->second;
-      reach[op] = std::move(bits);
-    });
-  }
-
-  /// True if `value` is computed from `source` (one of the sources).
-  bool isComputedFrom(Value value, Value source) const {
-    auto it = sourceBits.find(source);
-    return value != source && it != sourceBits.end() &&
-           getBits(value).test(it->second);
-  }
-
-  /// True if `value` is computed from no argument of the function.
-  bool isConstant(Value value) const { return !getBits(value).test(0); }
-
-private:
-  BitVector getBits(Value value) const {
-    BitVector bits(sourceBits.size() + 1);
-    if (auto it = sourceBits.find(value); it != sourceBits.end())
-      bits.set(it->second);
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      Operation *owner = arg.getOwner()->getParentOp();
-      if (owner == function)
-        bits.set(0);
-      else // A region's argument: computed from its op's operands, at most.
-        for (Value operand : owner->getOperands())
-          bits |= getBits(operand);
-    } else if (auto it = reach.find(value.getDefiningOp()); it != reach.end()) {
-      bits |= it->second;
-    }
-    return bits;
-  }
-
-  Operation *function;
-  /// Bit 0 stands for the function's arguments.
-  DenseMap<Value, unsigned> sourceBits;
-  DenseMap<Operation *, BitVector> reach;
-};
-} // namespace
 
 /// Returns true if `value`, or a view of it, is an operand of a
 /// contraction.
