@@ -23,10 +23,7 @@ using namespace mlir;
 using namespace mlir::hot;
 
 int64_t LinearLayer::getNumTokens() const {
-  int64_t n = 1;
-  for (int64_t size : tokenShape)
-    n *= size;
-  return n;
+  return ShapedType::getNumElements(tokenShape);
 }
 
 //===----------------------------------------------------------------------===//
@@ -399,13 +396,8 @@ static StringRef whyNotWeightGradient(const Product &p) {
   if (lhs.trace.root == rhs.trace.root)
     return "a Gram matrix (a value against itself, as in style losses or "
            "second-order statistics), not a weight gradient";
-  auto numElements = [](ArrayRef<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t s : shape)
-      n *= s;
-    return n;
-  };
-  if (numElements(lhs.tokenShape()) != numElements(rhs.tokenShape()))
+  if (ShapedType::getNumElements(lhs.tokenShape()) !=
+      ShapedType::getNumElements(rhs.tokenShape()))
     return "the two operands of a product over tokens have different token "
            "shapes";
   linalg::LinalgOp op = p.op;
