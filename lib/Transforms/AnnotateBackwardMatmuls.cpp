@@ -56,17 +56,21 @@ struct HotAnnotateBackwardMatmulsPass
                          ", I = " + std::to_string(layer.inFeatures) + ")";
       // A saved Wᵀ (torch's split graphs) or a JAX kernel.
       StringRef layout = layer.weightTransposed ? ", W laid out [I, O]" : "";
-      tagLayerProduct(layer.gw, layer.name, Role::Gw);
-      if (emitRemarks)
-        emitRemark(layer.gw->getLoc())
-            << layer.name << ": gw = gyᵀ·x over " << describeTokens(layer)
-            << dims << "; gy and x told apart by "
-            << layer.orientationReason;
+      if (layer.gw) {
+        tagLayerProduct(layer.gw, layer.name, Role::Gw);
+        if (emitRemarks)
+          emitRemark(layer.gw->getLoc())
+              << layer.name << ": gw = gyᵀ·x over " << describeTokens(layer)
+              << dims << "; gy and x told apart by " << layer.reason;
+      }
       if (layer.gx) {
         tagLayerProduct(layer.gx, layer.name, Role::Gx);
         if (emitRemarks)
           emitRemark(layer.gx->getLoc())
-              << layer.name << ": gx = gy·W over O" << dims << layout;
+              << layer.name << ": gx = gy·W over O" << dims << layout
+              << (layer.isFrozen()
+                      ? "; W is frozen (no gw), gy told by " + layer.reason
+                      : "");
       }
       if (layer.forward) {
         tagLayerProduct(layer.forward, layer.name, Role::Forward);

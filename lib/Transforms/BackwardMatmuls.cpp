@@ -569,7 +569,7 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   // `gyIndex` is gy, with its gx and forward.
   auto addLayer = [&](const Product &p, int gyIndex, std::string reason) {
     LinearLayer layer;
-    layer.orientationReason = std::move(reason);
+    layer.reason = std::move(reason);
     const Operand &gy = p.operands[gyIndex], &x = p.operands[1 - gyIndex];
     layer.gw = p.op;
     layer.gy = gy.trace.root;
@@ -659,15 +659,103 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
                "tells them apart)");
   }
 
+  // Frozen layers: a parameter that receives no gradient has no gw, yet
+  // the layers below it may still need their gy through it, gx = gy·W
+  // (LoRA's base weights; a frozen layer above trained ones). Such a gx is
+  // the product of a parameter W with a gradient, an activation that is
+  //   a. computed from y = x·Wᵀ, the forward of the same W (which contracts
+  //      W's other dim): a joint graph's loss is computed from y, and gy
+  //      from the loss; or
+  //   b. the gy of a layer found above, or computed from one: a backward
+  //      graph without its forward gets the frozen layer's gy from the
+  //      layers nearer the loss.
+  // The unclaimed products with a parameter weight, by its root.
+  DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>> byWeight;
+  SmallVector<Value> gradients, sources;
+  for (const LinearLayer &layer : layers)
+    gradients.push_back(layer.gy);
+  sources = gradients;
+  for (const Product &p : products)
+    for (int a = 0; a < 2; ++a)
+      if (!claimed.contains(p.op) && isActivationProduct(p, a) &&
+          isParameter(p.operands[1 - a].trace.root, function)) {
+        byWeight[p.operands[1 - a].trace.root].push_back({&p, a});
+        sources.push_back(p.op->getResult(0));
+      }
+  Provenance fromSources(function, sources);
+  // The forward of the frozen layer whose gx is operand `gyIndex` of `p`
+  // against W, on as many tokens: the one gy is computed from, else (rule b)
+  // the first; nullptr if none.
+  auto findFrozenForward =
+      [&](const Product &p, int gyIndex,
+          bool computedFrom) -> std::pair<const Product *, int> {
+    const Operand &gy = p.operands[gyIndex], &weight = p.operands[1 - gyIndex];
+    for (auto [f, a] : byWeight.lookup(weight.trace.root))
+      if (!claimed.contains(f->op) && f->operands[1 - a].side != weight.side &&
+          ShapedType::getNumElements(f->operands[a].tokenShape()) ==
+              ShapedType::getNumElements(gy.tokenShape()) &&
+          (!computedFrom ||
+           fromSources.isComputedFrom(gy.trace.root, f->op->getResult(0))))
+        return {f, a};
+    return {nullptr, 0};
+  };
+  auto addFrozenLayer = [&](const Product &p, int gyIndex,
+                            std::pair<const Product *, int> forward,
+                            StringRef reason) {
+    const Operand &gy = p.operands[gyIndex], &weight = p.operands[1 - gyIndex];
+    LinearLayer layer;
+    layer.reason = reason.str();
+    layer.gx = p.op;
+    layer.gy = gy.trace.root;
+    layer.weight = weight.trace.root;
+    // gx contracts W over O: dim 0 of [O, I], dim 1 of [I, O].
+    layer.weightTransposed = weight.side == Side::Last;
+    ArrayRef<int64_t> w = weight.rootShape();
+    layer.outFeatures = layer.weightTransposed ? w[1] : w[0];
+    layer.inFeatures = layer.weightTransposed ? w[0] : w[1];
+    layer.tokenShape = llvm::to_vector(gy.tokenShape());
+    layer.gyTokenRank = gy.tokenRank;
+    claimed.insert(p.op);
+    if (auto [f, a] = forward; f) {
+      layer.forward = f->op;
+      layer.x = f->operands[a].trace.root;
+      layer.xTokenRank = f->operands[a].tokenRank;
+      claimed.insert(f->op);
+    }
+    layers.push_back(std::move(layer));
+  };
+  for (const Product &p : products) {
+    if (claimed.contains(p.op))
+      continue;
+    for (int a = 0; a < 2; ++a) {
+      if (!isActivationProduct(p, a) ||
+          !isParameter(p.operands[1 - a].trace.root, function))
+        continue;
+      if (auto forward = findFrozenForward(p, a, /*computedFrom=*/true);
+          forward.first) {
+        addFrozenLayer(p, a, forward,
+                       "gy being computed from the layer's forward y = x·Wᵀ");
+        break;
+      }
+      if (fromSources.isComputedFromAny(p.operands[a].trace.root, gradients)) {
+        addFrozenLayer(p, a, findFrozenForward(p, a, /*computedFrom=*/false),
+                       "gy being computed from another layer's gy (a "
+                       "backward graph without its forward)");
+        break;
+      }
+    }
+  }
+
   for (const Product &p : products)
     if (!claimed.contains(p.op))
       skipped.push_back(
           {p.op, "not part of a linear layer: no weight-gradient product "
-                 "(a contraction over tokens) shares its operands"});
+                 "(a contraction over tokens) shares its operands, and no "
+                 "operand is a gradient against a parameter"});
 
   auto firstPosition = [&](const LinearLayer &layer) {
-    unsigned first = position[layer.gw];
-    for (linalg::LinalgOp op : {layer.forward, layer.gx})
+    unsigned first = std::numeric_limits<unsigned>::max();
+    for (linalg::LinalgOp op : {layer.gw, layer.forward, layer.gx})
       if (op)
         first = std::min(first, position[op]);
     return first;

@@ -365,8 +365,7 @@ FailureOr<PathDecision> mlir::hot::rewriteActivationGradient(
       buildProduct(rewriter, loc, layer, Role::Gx, gy, w, /*transposeLhs=*/false,
                    config, config.weightScale, config.granularity, seed,
                    /*rhsIsSavedActivation=*/false);
-  rewriter.replaceOp(product,
-                     applyResultLayout(rewriter, loc, canonical, *layout));
+  decision.replacement = applyResultLayout(rewriter, loc, canonical, *layout);
   return decision;
 }
 
@@ -475,7 +474,6 @@ FailureOr<PathDecision> mlir::hot::rewriteWeightGradient(
                          .getColScale()
                          .getDefiningOp<QuantizeOp>(),
                      layer.name};
-  rewriter.replaceOp(product,
-                     applyResultLayout(rewriter, loc, canonical, *layout));
+  decision.replacement = applyResultLayout(rewriter, loc, canonical, *layout);
   return decision;
 }

@@ -56,6 +56,14 @@ bool Provenance::isComputedFrom(Value value, Value source) const {
          getBits(value).test(it->second);
 }
 
+bool Provenance::isComputedFromAny(Value value, ArrayRef<Value> sources) const {
+  llvm::BitVector bits = getBits(value);
+  return llvm::any_of(sources, [&](Value source) {
+    auto it = sourceBits.find(source);
+    return it != sourceBits.end() && bits.test(it->second);
+  });
+}
+
 bool Provenance::isConstant(Value value) const {
   return !getBits(value).test(0);
 }

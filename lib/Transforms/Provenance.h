@@ -24,6 +24,10 @@ public:
   /// True if `value` is computed from `source` (one of the sources).
   bool isComputedFrom(Value value, Value source) const;
 
+  /// True if `value` is one of `sources` (all among the sources) or is
+  /// computed from one.
+  bool isComputedFromAny(Value value, ArrayRef<Value> sources) const;
+
   /// True if `value` is computed from no argument of the function.
   bool isConstant(Value value) const;
 

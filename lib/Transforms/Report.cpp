@@ -38,7 +38,9 @@ struct LayerFigures {
   std::string name;
   SmallVector<int64_t> tokens;
   int64_t n = 0, o = 0, i = 0;
-  std::string gx = "absent", gw;
+  /// "absent" for a layer without the product (no gx: its input needs no
+  /// gradient; no gw: its weight is frozen).
+  std::string gx = "absent", gw = "absent";
   int64_t savedBefore = 0, savedAfter = 0;
   int64_t bopsBefore = 0, bopsAfter = 0;
   /// The layer whose saved x this one reads too, if any.
@@ -91,9 +93,11 @@ std::string checkRecord(Attribute record) {
   for (StringRef key : {"out_features", "in_features"})
     if (getInt(dict, key) < 1)
       return "'" + key.str() + "' is not a positive integer";
+  if (!dict.get("gx") && !dict.get("gw"))
+    return "neither 'gx' nor 'gw'";
   for (StringRef key : {"gx", "gw"}) {
     Attribute path = dict.get(key);
-    if (!path && key == "gx")
+    if (!path)
       continue;
     auto pathDict = dyn_cast_or_null<DictionaryAttr>(path);
     if (!pathDict)
@@ -173,7 +177,10 @@ LayerFigures computeFigures(FunctionOpInterface function,
     }
   }
 
+  // A frozen layer has no gw, and saves no x for one.
   auto gw = record.getAs<DictionaryAttr>("gw");
+  if (!gw)
+    return f;
   f.gw = describe(gw, true);
   f.bopsBefore += macs * kFloatBops;
   int64_t xBytes = n * i * std::max<int64_t>(1, getInt(record, "x_element_bits") / 8);

@@ -78,6 +78,9 @@ struct HotRewriteBackwardMatmulsPass
   PathConfig gxConfig, gwConfig;
   /// The compressed saved activations of the function being rewritten.
   SavedActivationCache savedActivations;
+  /// The products of the function rewritten so far, with their replacements:
+  /// replaced once all are built (see PathDecision::replacement).
+  SmallVector<std::pair<Operation *, Value>> replacements;
 
   LogicalResult initialize(MLIRContext *ctx) override {
     gxConfig.bits = gxBits;
@@ -170,6 +173,7 @@ struct HotRewriteBackwardMatmulsPass
 
   LogicalResult rewrite(FunctionOpInterface function) {
     savedActivations.clear();
+    replacements.clear();
     BackwardMatmulAnalysis analysis(function);
     if (analysis.getLayers().empty())
       return success();
@@ -194,7 +198,8 @@ struct HotRewriteBackwardMatmulsPass
       llvm::append_range(records, existing);
     for (const LinearLayer &layer : analysis.getLayers()) {
       // Tag (or re-tag) the products so that the rewritten ops carry names.
-      tagLayerProduct(layer.gw, layer.name, Role::Gw);
+      if (layer.gw)
+        tagLayerProduct(layer.gw, layer.name, Role::Gw);
       if (layer.gx)
         tagLayerProduct(layer.gx, layer.name, Role::Gx);
       if (layer.forward)
@@ -206,10 +211,11 @@ struct HotRewriteBackwardMatmulsPass
       record.append("tokens", b.getDenseI64ArrayAttr(layer.tokenShape));
       record.append("out_features", b.getI64IntegerAttr(layer.outFeatures));
       record.append("in_features", b.getI64IntegerAttr(layer.inFeatures));
-      record.append("x_element_bits",
-                    b.getI64IntegerAttr(cast<RankedTensorType>(
-                                            layer.x.getType())
-                                            .getElementTypeBitWidth()));
+      if (layer.x)
+        record.append(
+            "x_element_bits",
+            b.getI64IntegerAttr(cast<RankedTensorType>(layer.x.getType())
+                                    .getElementTypeBitWidth()));
       if (layer.gx) {
         FailureOr<DictionaryAttr> gx =
             rewritePath(layer, layer.gx, Role::Gx, rewriter, nextSeed);
@@ -217,11 +223,13 @@ struct HotRewriteBackwardMatmulsPass
           return failure();
         record.append("gx", *gx);
       }
-      FailureOr<DictionaryAttr> gw =
-          rewritePath(layer, layer.gw, Role::Gw, rewriter, nextSeed);
-      if (failed(gw))
-        return failure();
-      record.append("gw", *gw);
+      if (layer.gw) {
+        FailureOr<DictionaryAttr> gw =
+            rewritePath(layer, layer.gw, Role::Gw, rewriter, nextSeed);
+        if (failed(gw))
+          return failure();
+        record.append("gw", *gw);
+      }
       // A layer an earlier run left alone is recorded again: in its place.
       DictionaryAttr dict = record.getDictionary(function.getContext());
       auto same = llvm::find_if(records, [&](Attribute existing) {
@@ -235,6 +243,8 @@ struct HotRewriteBackwardMatmulsPass
     }
     function->setAttr(kLayerDecisionsAttrName,
                       ArrayAttr::get(function.getContext(), records));
+    for (auto [product, replacement] : replacements)
+      rewriter.replaceOp(product, replacement);
     // The views that fed the replaced products are dead now; drop them so
     // that the saved activations they read have no stale uses.
     // Only the ops of the body's blocks, users before producers: erasing an
@@ -265,7 +275,7 @@ struct HotRewriteBackwardMatmulsPass
                      ? nextSeed(product)
                      : Value();
     Location loc = product->getLoc();
-    MLIRContext *ctx = product->getContext(); // product is erased on success
+    MLIRContext *ctx = product->getContext();
     std::string reason;
     FailureOr<PathDecision> decision =
         gx ? rewriteActivationGradient(rewriter, layer, config, seed, reason)
@@ -288,6 +298,7 @@ struct HotRewriteBackwardMatmulsPass
             << " left unchanged: " << reason;
       return record.getDictionary(ctx);
     }
+    replacements.push_back({product, decision->replacement});
     record.append("bits", b.getI64IntegerAttr(decision->bits));
     record.append("block", b.getI64IntegerAttr(decision->block));
     record.append("rank", b.getI64IntegerAttr(decision->rank));

@@ -324,3 +324,141 @@ func.func @dynamic_and_lone(%x: tensor<?x16xf32>, %w: tensor<16x32xf32>, %init: 
   %z = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x32xf32>) outs(%init2 : tensor<8x32xf32>) -> tensor<8x32xf32>
   return %y, %z : tensor<?x32xf32>, tensor<8x32xf32>
 }
+
+// -----
+
+// LoRA on a layer above a trained one: y = h·W1ᵀ + (h·Aᵀ)·Bᵀ with W1 frozen.
+// A and B are layers with gw; W1 has none, but layer0's gw needs gh, so the
+// backward computes gy·W1: a frozen layer's gx, found as the product of a
+// parameter with a gradient computed from its own forward.
+// CHECK-LABEL: func.func @lora
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = forward>} ins(%{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<32x24xf32>)
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = gx>} ins(%{{.*}}, %arg2 : tensor<8x24xf32>, tensor<24x32xf32>)
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer2", role = gx>} ins(%{{.*}}, %arg3 : tensor<8x4xf32>, tensor<4x32xf32>)
+func.func @lora(%x: tensor<8x16xf32>, %w0: tensor<32x16xf32>, %w1: tensor<24x32xf32>,
+                %a: tensor<4x32xf32>, %b: tensor<24x4xf32>, %t: tensor<8x24xf32>)
+    -> (tensor<32x16xf32>, tensor<4x32xf32>, tensor<24x4xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<16x32xf32>
+  %w0t = linalg.transpose ins(%w0 : tensor<32x16xf32>) outs(%e0 : tensor<16x32xf32>) permutation = [1, 0]
+  %e832 = tensor.empty() : tensor<8x32xf32>
+  %z832 = linalg.fill ins(%cst : f32) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 32, I = 16)}}
+  %h = linalg.matmul ins(%x, %w0t : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e1 = tensor.empty() : tensor<32x24xf32>
+  %w1t = linalg.transpose ins(%w1 : tensor<24x32xf32>) outs(%e1 : tensor<32x24xf32>) permutation = [1, 0]
+  %e824 = tensor.empty() : tensor<8x24xf32>
+  %z824 = linalg.fill ins(%cst : f32) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  // expected-remark @+1 {{layer1: forward y = x·Wᵀ (O = 24, I = 32)}}
+  %yb = linalg.matmul ins(%h, %w1t : tensor<8x32xf32>, tensor<32x24xf32>) outs(%z824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %ea = tensor.empty() : tensor<32x4xf32>
+  %at = linalg.transpose ins(%a : tensor<4x32xf32>) outs(%ea : tensor<32x4xf32>) permutation = [1, 0]
+  %e84 = tensor.empty() : tensor<8x4xf32>
+  %z84 = linalg.fill ins(%cst : f32) outs(%e84 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  // expected-remark @+1 {{layer2: forward y = x·Wᵀ (O = 4, I = 32)}}
+  %u = linalg.matmul ins(%h, %at : tensor<8x32xf32>, tensor<32x4xf32>) outs(%z84 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %eb = tensor.empty() : tensor<4x24xf32>
+  %bt = linalg.transpose ins(%b : tensor<24x4xf32>) outs(%eb : tensor<4x24xf32>) permutation = [1, 0]
+  // expected-remark @+1 {{layer3: forward y = x·Wᵀ (O = 24, I = 4)}}
+  %yl = linalg.matmul ins(%u, %bt : tensor<8x4xf32>, tensor<4x24xf32>) outs(%z824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %y = linalg.add ins(%yb, %yl : tensor<8x24xf32>, tensor<8x24xf32>) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %gy = linalg.sub ins(%y, %t : tensor<8x24xf32>, tensor<8x24xf32>) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %e248 = tensor.empty() : tensor<24x8xf32>
+  %gyt = linalg.transpose ins(%gy : tensor<8x24xf32>) outs(%e248 : tensor<24x8xf32>) permutation = [1, 0]
+  %e244 = tensor.empty() : tensor<24x4xf32>
+  %z244 = linalg.fill ins(%cst : f32) outs(%e244 : tensor<24x4xf32>) -> tensor<24x4xf32>
+  // expected-remark @+1 {{layer3: gw = gyᵀ·x over 8 tokens [8] (O = 24, I = 4); gy and x told apart by gy being computed from x}}
+  %gb = linalg.matmul ins(%gyt, %u : tensor<24x8xf32>, tensor<8x4xf32>) outs(%z244 : tensor<24x4xf32>) -> tensor<24x4xf32>
+  // expected-remark @+1 {{layer3: gx = gy·W over O (O = 24, I = 4)}}
+  %gu = linalg.matmul ins(%gy, %b : tensor<8x24xf32>, tensor<24x4xf32>) outs(%z84 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %e48 = tensor.empty() : tensor<4x8xf32>
+  %gut = linalg.transpose ins(%gu : tensor<8x4xf32>) outs(%e48 : tensor<4x8xf32>) permutation = [1, 0]
+  %e432 = tensor.empty() : tensor<4x32xf32>
+  %z432 = linalg.fill ins(%cst : f32) outs(%e432 : tensor<4x32xf32>) -> tensor<4x32xf32>
+  // expected-remark @+1 {{layer2: gw = gyᵀ·x over 8 tokens [8] (O = 4, I = 32); gy and x told apart by gy being computed from x}}
+  %ga = linalg.matmul ins(%gut, %h : tensor<4x8xf32>, tensor<8x32xf32>) outs(%z432 : tensor<4x32xf32>) -> tensor<4x32xf32>
+  // expected-remark @+1 {{layer1: gx = gy·W over O (O = 24, I = 32); W is frozen (no gw), gy told by gy being computed from the layer's forward y = x·Wᵀ}}
+  %ghb = linalg.matmul ins(%gy, %w1 : tensor<8x24xf32>, tensor<24x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer2: gx = gy·W over O (O = 4, I = 32)}}
+  %ghl = linalg.matmul ins(%gu, %a : tensor<8x4xf32>, tensor<4x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %gh = linalg.add ins(%ghb, %ghl : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e328 = tensor.empty() : tensor<32x8xf32>
+  %ght = linalg.transpose ins(%gh : tensor<8x32xf32>) outs(%e328 : tensor<32x8xf32>) permutation = [1, 0]
+  %e3216 = tensor.empty() : tensor<32x16xf32>
+  %z3216 = linalg.fill ins(%cst : f32) outs(%e3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by gy being computed from x}}
+  %gw0 = linalg.matmul ins(%ght, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %gw0, %ga, %gb : tensor<32x16xf32>, tensor<4x32xf32>, tensor<24x4xf32>
+}
+
+
+// -----
+
+// A frozen head above a trained layer, its kernel laid out [I, O] as JAX
+// lays it out: the head's gx is found from its forward, and O and I from
+// which dim of the kernel gx contracts.
+// CHECK-LABEL: func.func @frozen_head
+// CHECK: role = forward>} ins(%{{.*}}, %arg2 : tensor<8x32xf32>, tensor<32x24xf32>)
+// CHECK: {hot.layer = #hot.layer<name = "layer1", role = gx>} ins(%{{.*}}, %arg2 : tensor<8x24xf32>, tensor<32x24xf32>)
+func.func @frozen_head(%x: tensor<8x16xf32>, %w0: tensor<32x16xf32>, %k: tensor<32x24xf32>,
+                       %t: tensor<8x24xf32>) -> tensor<32x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<16x32xf32>
+  %w0t = linalg.transpose ins(%w0 : tensor<32x16xf32>) outs(%e0 : tensor<16x32xf32>) permutation = [1, 0]
+  %e832 = tensor.empty() : tensor<8x32xf32>
+  %z832 = linalg.fill ins(%cst : f32) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 32, I = 16)}}
+  %h = linalg.matmul ins(%x, %w0t : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e824 = tensor.empty() : tensor<8x24xf32>
+  %z824 = linalg.fill ins(%cst : f32) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  // expected-remark @+1 {{layer1: forward y = x·Wᵀ (O = 24, I = 32), W laid out [I, O]}}
+  %y = linalg.matmul ins(%h, %k : tensor<8x32xf32>, tensor<32x24xf32>) outs(%z824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %gy = linalg.sub ins(%y, %t : tensor<8x24xf32>, tensor<8x24xf32>) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  // expected-remark @+1 {{layer1: gx = gy·W over O (O = 24, I = 32), W laid out [I, O]; W is frozen (no gw), gy told by gy being computed from the layer's forward y = x·Wᵀ}}
+  %gh = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%gy, %k : tensor<8x24xf32>, tensor<32x24xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e328 = tensor.empty() : tensor<32x8xf32>
+  %ght = linalg.transpose ins(%gh : tensor<8x32xf32>) outs(%e328 : tensor<32x8xf32>) permutation = [1, 0]
+  %e3216 = tensor.empty() : tensor<32x16xf32>
+  %z3216 = linalg.fill ins(%cst : f32) outs(%e3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by gy being computed from x}}
+  %gw0 = linalg.matmul ins(%ght, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %gw0 : tensor<32x16xf32>
+}
+
+
+// -----
+
+// A backward graph alone (torch's split graphs) with a frozen layer between
+// two trained ones: the frozen gx has no forward to be found from, but its
+// gy is computed from the gy of the layer above.
+// CHECK-LABEL: func.func @frozen_backward
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = gx>} ins(%{{.*}}, %arg3 : tensor<8x24xf32>, tensor<24x32xf32>)
+func.func @frozen_backward(%x: tensor<8x16xf32>, %h2: tensor<8x24xf32>, %mask: tensor<8x24xf32>,
+                           %w1: tensor<24x32xf32>, %w2: tensor<10x24xf32>, %gy2: tensor<8x10xf32>)
+    -> (tensor<32x16xf32>, tensor<10x24xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e108 = tensor.empty() : tensor<10x8xf32>
+  %gy2t = linalg.transpose ins(%gy2 : tensor<8x10xf32>) outs(%e108 : tensor<10x8xf32>) permutation = [1, 0]
+  %e1024 = tensor.empty() : tensor<10x24xf32>
+  %z1024 = linalg.fill ins(%cst : f32) outs(%e1024 : tensor<10x24xf32>) -> tensor<10x24xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 10, I = 24); gy and x told apart by gy alone meeting a weight (a backward graph without its forward)}}
+  %gw2 = linalg.matmul ins(%gy2t, %h2 : tensor<10x8xf32>, tensor<8x24xf32>) outs(%z1024 : tensor<10x24xf32>) -> tensor<10x24xf32>
+  %e824 = tensor.empty() : tensor<8x24xf32>
+  %z824 = linalg.fill ins(%cst : f32) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 10, I = 24)}}
+  %gh2 = linalg.matmul ins(%gy2, %w2 : tensor<8x10xf32>, tensor<10x24xf32>) outs(%z824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %gy1 = linalg.mul ins(%gh2, %mask : tensor<8x24xf32>, tensor<8x24xf32>) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %e832 = tensor.empty() : tensor<8x32xf32>
+  %z832 = linalg.fill ins(%cst : f32) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer1: gx = gy·W over O (O = 24, I = 32); W is frozen (no gw), gy told by gy being computed from another layer's gy (a backward graph without its forward)}}
+  %gh1 = linalg.matmul ins(%gy1, %w1 : tensor<8x24xf32>, tensor<24x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e328 = tensor.empty() : tensor<32x8xf32>
+  %gh1t = linalg.transpose ins(%gh1 : tensor<8x32xf32>) outs(%e328 : tensor<32x8xf32>) permutation = [1, 0]
+  %e3216 = tensor.empty() : tensor<32x16xf32>
+  %z3216 = linalg.fill ins(%cst : f32) outs(%e3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{layer2: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the layout of the function's other weight gradients (gy's dim first)}}
+  %gw0 = linalg.matmul ins(%gh1t, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %gw0, %gw2 : tensor<32x16xf32>, tensor<10x24xf32>
+}
+

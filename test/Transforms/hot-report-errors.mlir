@@ -49,3 +49,11 @@ func.func @no_reason() attributes {hot.layers = [{name = "fc", tokens = array<i6
 func.func @well_formed() attributes {hot.layers = [{name = "fc", tokens = array<i64: 4>, out_features = 2 : i64, in_features = 3 : i64, gw = {rewritten = false, reason = "kept"}}]} {
   return
 }
+
+// -----
+
+// A frozen layer has a gx and no gw; a record with neither is no layer.
+// expected-error @below {{hot-report: record 0 of 'hot.layers' is malformed: neither 'gx' nor 'gw'}}
+func.func @no_product() attributes {hot.layers = [{name = "fc", tokens = array<i64: 4>, out_features = 2 : i64, in_features = 3 : i64}]} {
+  return
+}

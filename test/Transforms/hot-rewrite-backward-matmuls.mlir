@@ -143,3 +143,48 @@ func.func @accumulating(%x: tensor<8x64xf32>, %gy: tensor<8x16xf32>, %acc: tenso
   %gw = linalg.matmul ins(%gyt, %x : tensor<16x8xf32>, tensor<8x64xf32>) outs(%acc : tensor<16x64xf32>) -> tensor<16x64xf32>
   return %gw : tensor<16x64xf32>
 }
+
+// -----
+
+// A backward graph with a frozen layer (layer1: gx, no gw) between two
+// trained ones. Its gx is rewritten like any other and recorded without a gw;
+// the gw below reads the rewritten gx, whose product was replaced only after
+// every product of the function was built.
+// CHECK-LABEL: func.func @frozen_backward
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x16xf32>, %{{[^:]*}}: tensor<8x24xf32>, %{{[^:]*}}: tensor<8x24xf32>, %[[W1:[^:]*]]: tensor<24x32xf32>
+// CHECK-SAME: hot.layers = [{gw = {{{[^}]*}}}, gx = {{{[^}]*}}}, in_features = 24 : i64, name = "layer0"
+// CHECK-SAME: {gx = {bits = 4 : i64, block = 8 : i64, granularity = "per_tensor", hla = false, rank = 0 : i64, rewritten = true}, in_features = 32 : i64, name = "layer1", out_features = 24 : i64, tokens = array<i64: 8>}
+// CHECK-SAME: {gw = {{{[^}]*}}rewritten = true}, in_features = 16 : i64, name = "layer2"
+// CHECK: %[[MASKED:.*]] = linalg.mul
+// CHECK: %[[GYH:.*]] = hot.hadamard %[[MASKED]] along 1 block 8 {hot.layer = #hot.layer<name = "layer1", role = gx>}
+// CHECK: %[[WH:.*]] = hot.hadamard %[[W1]] along 0 block 8 {hot.layer = #hot.layer<name = "layer1", role = gx>}
+// CHECK: %[[QG:.*]], %[[SG:.*]] = hot.quantize %[[GYH]] bits 4
+// CHECK: %[[QW:.*]], %[[SW:.*]] = hot.quantize %[[WH]] bits 4
+// CHECK: %[[ACC:.*]] = hot.int_matmul %[[QG]], %[[QW]] {{.*}}: tensor<8x24xi8>, tensor<24x32xi8> -> tensor<8x32xi32>
+// CHECK: %[[GX1:.*]] = hot.rescale %[[ACC]], %[[SG]], %[[SW]]
+// CHECK: hot.quantize %[[GX1]] bits 8 {{.*}}name = "layer2", role = gw
+// CHECK: hot.quantize %[[X]] bits 8 {{.*}}name = "layer2", role = gw
+// CHECK-NOT: linalg.matmul
+func.func @frozen_backward(%x: tensor<8x16xf32>, %h2: tensor<8x24xf32>, %mask: tensor<8x24xf32>,
+                           %w1: tensor<24x32xf32>, %w2: tensor<10x24xf32>, %gy2: tensor<8x10xf32>)
+    -> (tensor<32x16xf32>, tensor<10x24xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e108 = tensor.empty() : tensor<10x8xf32>
+  %gy2t = linalg.transpose ins(%gy2 : tensor<8x10xf32>) outs(%e108 : tensor<10x8xf32>) permutation = [1, 0]
+  %e1024 = tensor.empty() : tensor<10x24xf32>
+  %z1024 = linalg.fill ins(%cst : f32) outs(%e1024 : tensor<10x24xf32>) -> tensor<10x24xf32>
+  %gw2 = linalg.matmul ins(%gy2t, %h2 : tensor<10x8xf32>, tensor<8x24xf32>) outs(%z1024 : tensor<10x24xf32>) -> tensor<10x24xf32>
+  %e824 = tensor.empty() : tensor<8x24xf32>
+  %z824 = linalg.fill ins(%cst : f32) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %gh2 = linalg.matmul ins(%gy2, %w2 : tensor<8x10xf32>, tensor<10x24xf32>) outs(%z824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %gy1 = linalg.mul ins(%gh2, %mask : tensor<8x24xf32>, tensor<8x24xf32>) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
+  %e832 = tensor.empty() : tensor<8x32xf32>
+  %z832 = linalg.fill ins(%cst : f32) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %gh1 = linalg.matmul ins(%gy1, %w1 : tensor<8x24xf32>, tensor<24x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e328 = tensor.empty() : tensor<32x8xf32>
+  %gh1t = linalg.transpose ins(%gh1 : tensor<8x32xf32>) outs(%e328 : tensor<32x8xf32>) permutation = [1, 0]
+  %e3216 = tensor.empty() : tensor<32x16xf32>
+  %z3216 = linalg.fill ins(%cst : f32) outs(%e3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  %gw0 = linalg.matmul ins(%gh1t, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %gw0, %gw2 : tensor<32x16xf32>, tensor<10x24xf32>
+}

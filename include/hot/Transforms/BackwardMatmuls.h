@@ -50,10 +50,13 @@ struct LinearLayer {
   /// "layer<k>", numbered in program order of the layer's first product
   /// past the names already taken (tags, the function's hot.layers).
   std::string name;
-  /// The products; `forward` and `gx` may be null (a layer whose input needs
-  /// no gradient has no gx; a split backward function has no forward).
+  /// The products; any one of them may be null, but not both gx and gw: a
+  /// layer whose input needs no gradient has no gx, a frozen layer (its
+  /// weight receives no gradient) has no gw, a split backward function has
+  /// no forward.
   linalg::LinalgOp forward, gx, gw;
-  /// Roots of the activation, the output gradient and the weight.
+  /// Roots of the activation, the output gradient and the weight; x is null
+  /// in a frozen layer without its forward.
   Value x, gy, weight;
   /// True if the weight root is Wᵀ: [I, O] (a saved transpose), not [O, I].
   bool weightTransposed = false;
@@ -65,10 +68,13 @@ struct LinearLayer {
   /// flatten the token shape (a saved [B·T, I] x against a [B, T, O] gy).
   int64_t xTokenRank = 0, gyTokenRank = 0;
   int64_t outFeatures = 0, inFeatures = 0;
-  /// How gy and x were told apart in gw (for remarks).
-  std::string orientationReason;
+  /// How gy was found (for remarks): told apart from x in gw, or, in a
+  /// frozen layer, told to be a gradient in gx.
+  std::string reason;
 
   int64_t getNumTokens() const;
+  /// True if the weight receives no gradient: the layer has no gw.
+  bool isFrozen() const { return !gw; }
 };
 
 /// A contraction that is not (or not entirely) understood as a layer product.

@@ -45,6 +45,10 @@ struct PathDecision {
   /// gw: the layer whose compressed x this one reuses (same x, same
   /// projection and grid), or empty.
   std::string sharesSavedActivationWith;
+  /// The value that replaces the product. The caller replaces it once every
+  /// product of the function is built: a layer's gy may be another layer's
+  /// gx, and must stay the value the layer was found with until then.
+  Value replacement;
 };
 
 /// The compressed saved activations a function has so far, by x and by
@@ -59,20 +63,21 @@ using SavedActivationCache =
 /// is set to their only input from outside the chain, x.
 SmallVector<Operation *> getCompressionChain(QuantizeOp quantize, Value &root);
 
-/// Replaces `layer.gx` (gx = gy·W) by Hadamard transforms along O, grids of
-/// `config.bits`, an exact integer product and a rescale. `seed` (i64) seeds
-/// stochastic rounding. On failure nothing is changed and `reason` says why.
+/// Builds the replacement of `layer.gx` (gx = gy·W): Hadamard transforms
+/// along O, grids of `config.bits`, an exact integer product and a rescale.
+/// `seed` (i64) seeds stochastic rounding. On failure nothing is changed and
+/// `reason` says why.
 FailureOr<PathDecision> rewriteActivationGradient(RewriterBase &rewriter,
                                                   const LinearLayer &layer,
                                                   const PathConfig &config,
                                                   Value seed,
                                                   std::string &reason);
 
-/// Replaces `layer.gw` (gw = gyᵀ·x) by HLA along each sample's tokens, grids
-/// of `config.bits`, an exact integer product and a rescale. The ops that
-/// compress x carry `hot.saved_activation`; with a `cache`, a compressed x
-/// built for an earlier layer is reused (and moved up if this product comes
-/// first).
+/// Builds the replacement of `layer.gw` (gw = gyᵀ·x): HLA along each
+/// sample's tokens, grids of `config.bits`, an exact integer product and a
+/// rescale. The ops that compress x carry `hot.saved_activation`; with a
+/// `cache`, a compressed x built for an earlier layer is reused (and moved
+/// up if this product comes first).
 FailureOr<PathDecision> rewriteWeightGradient(
     RewriterBase &rewriter, const LinearLayer &layer, const PathConfig &config,
     Value seed, std::string &reason, SavedActivationCache *cache = nullptr);
