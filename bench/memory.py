@@ -206,8 +206,11 @@ def main(argv=None) -> int:
         sb, sa = t["saved_bytes_before"], t["saved_bytes_after"]
         red = (sb - sa) / sb if sb else 0.0
         n_gx = sum(1 for l in r["layers"] if not l["gx"].startswith(("fp", "absent")))
-        n_gw = sum(1 for l in r["layers"] if not l["gw"].startswith("fp"))
-        rows.append([f"`{r['graph'].name}`", f"{len(r['layers'])} ({n_gx} / {n_gw})",
+        n_gw = sum(1 for l in r["layers"] if not l["gw"].startswith(("fp", "absent")))
+        # Frozen layers (no gw: LoRA's base weights) have their gx rewritten only.
+        n_frozen = sum(1 for l in r["layers"] if l["gw"] == "absent")
+        frozen = f"; {n_frozen} frozen" if n_frozen else ""
+        rows.append([f"`{r['graph'].name}`", f"{len(r['layers'])} ({n_gx} / {n_gw}{frozen})",
                      mib(sb), mib(sa), f"{100 * red:.1f} % "
                      f"({'meets' if red >= THRESHOLD else 'FAILS'} >= 75 %)",
                      gib(r["peak_before"]), gib(r["peak_after"]),

@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -463,6 +464,54 @@ static int getFirstDimOperand(const Product &p) {
   return p.operands[0].freeLoops[0] == firstLoop ? 0 : 1;
 }
 
+/// The arguments of `function` that some layer's gy is computed from and no
+/// layer's x is, and that are no weight (of a layer, or as `isWeight` says):
+/// in a backward graph, the incoming gradients (d(loss)), not the saved
+/// activations and weights.
+static SmallVector<Value>
+getIncomingGradients(Operation *function, ArrayRef<LinearLayer> layers,
+                     function_ref<bool(Value)> isWeight) {
+  // The arguments a set of roots is computed from, by a walk up the operands
+  // (of the ops nested in an op too) that visits each op once.
+  auto reachedArguments = [&](ArrayRef<Value> roots) {
+    llvm::SetVector<Value> arguments;
+    DenseSet<Operation *> visited;
+    SmallVector<Value> worklist(roots);
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(value)) {
+        if (arg.getOwner()->getParentOp() == function)
+          arguments.insert(arg);
+        continue;
+      }
+      Operation *def = value.getDefiningOp();
+      if (!visited.insert(def).second)
+        continue;
+      def->walk([&](Operation *op) {
+        for (Value operand : op->getOperands())
+          if (!def->isAncestor(operand.getParentRegion()->getParentOp()))
+            worklist.push_back(operand);
+      });
+    }
+    return arguments;
+  };
+  SmallVector<Value> gys, xs;
+  DenseSet<Value> weights;
+  for (const LinearLayer &layer : layers) {
+    gys.push_back(layer.gy);
+    if (layer.x)
+      xs.push_back(layer.x);
+    if (layer.weight)
+      weights.insert(layer.weight);
+  }
+  llvm::SetVector<Value> fromX = reachedArguments(xs);
+  SmallVector<Value> incoming;
+  for (Value arg : reachedArguments(gys))
+    if (!fromX.contains(arg) && !weights.contains(arg) && !isWeight(arg))
+      incoming.push_back(arg);
+  return incoming;
+}
+
 BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   // Program order, for naming and for stable results.
   DenseMap<Operation *, unsigned> position;
@@ -666,15 +715,13 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   //   a. computed from y = x·Wᵀ, the forward of the same W (which contracts
   //      W's other dim): a joint graph's loss is computed from y, and gy
   //      from the loss; or
-  //   b. the gy of a layer found above, or computed from one: a backward
-  //      graph without its forward gets the frozen layer's gy from the
-  //      layers nearer the loss.
+  //   b. the gy of a layer found above, or computed from one; or, in a
+  //      backward graph without its forward, computed from the gradients
+  //      the graph receives (d(loss): the arguments the layers' gy are
+  //      computed from and their x are not).
   // The unclaimed products with a parameter weight, by its root.
   DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>> byWeight;
-  SmallVector<Value> gradients, sources;
-  for (const LinearLayer &layer : layers)
-    gradients.push_back(layer.gy);
-  sources = gradients;
+  SmallVector<Value> sources;
   for (const Product &p : products)
     for (int a = 0; a < 2; ++a)
       if (!claimed.contains(p.op) && isActivationProduct(p, a) &&
@@ -682,6 +729,16 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
         byWeight[p.operands[1 - a].trace.root].push_back({&p, a});
         sources.push_back(p.op->getResult(0));
       }
+  SmallVector<Value> gradients;
+  for (const LinearLayer &layer : layers)
+    gradients.push_back(layer.gy);
+  if (!layers.empty() &&
+      llvm::none_of(layers, [](const LinearLayer &l) { return l.forward; }))
+    llvm::append_range(gradients,
+                       getIncomingGradients(function, layers, [&](Value arg) {
+                         return byWeight.contains(arg);
+                       }));
+  llvm::append_range(sources, gradients);
   Provenance fromSources(function, sources);
   // The forward of the frozen layer whose gx is operand `gyIndex` of `p`
   // against W, on as many tokens: the one gy is computed from, else (rule b)
@@ -739,8 +796,8 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
       }
       if (fromSources.isComputedFromAny(p.operands[a].trace.root, gradients)) {
         addFrozenLayer(p, a, findFrozenForward(p, a, /*computedFrom=*/false),
-                       "gy being computed from another layer's gy (a "
-                       "backward graph without its forward)");
+                       "gy being computed from the gradients of a backward "
+                       "graph without its forward");
         break;
       }
     }

@@ -64,13 +64,16 @@ EXPECTED_CONTRACTIONS = {
     "torch/llama_block_joint.mlir": (21, 6, 0, 0),
     "torch/llama_block_fw.mlir": (7, 2, 0, 0),
     "torch/llama_block_bw.mlir": (14, 4, 0, 0),
+    "torch/llama_lora_joint.mlir": (47, 11, 0, 0),
+    "torch/llama_lora_fw.mlir": (22, 4, 0, 0),
+    "torch/llama_lora_bw.mlir": (25, 7, 0, 0),
     "train/mlp_train_step.mlir": (8, 0, 0, 0),
     "train/mlp_forward.mlir": (3, 0, 0, 0),
     "train/vit_train_step.mlir": (29, 12, 0, 0),
     "train/vit_forward.mlir": (10, 4, 0, 0),
 }
 
-TORCH_MODELS = ["mlp", "vit_block", "bert_layer", "llama_block"]
+TORCH_MODELS = ["mlp", "vit_block", "bert_layer", "llama_block", "llama_lora"]
 EXECUTABLE_FORMS = [f[0] for f in linalg_forms.FORMS if f[4] == "f32"]
 
 # Compiled float32 vs PyTorch float64: relative Frobenius error per result, and the largest

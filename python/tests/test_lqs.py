@@ -77,3 +77,17 @@ def test_apply_through_the_pipeline_and_the_command_line(hot_opt, tmp_path):
         input=LAYER, capture_output=True, text=True, check=True).stdout
     assert "bits 4 granularity per_row scale maxabs rounding stochastic" in rewritten
     assert "bits 8 granularity per_tensor scale maxabs rounding stochastic" in rewritten
+
+
+def test_frozen_layer_gets_a_gx_decision_only(hot_opt):
+    """A frozen layer (no gw) is calibrated on its gx alone."""
+    from test_rewrite_numerics import FROZEN, I0
+    rng = np.random.default_rng(3)
+    x3 = rng.standard_normal((B, T, I0)).astype(np.float32)
+    w = (rng.standard_normal((O, I)) / np.sqrt(I)).astype(np.float32)
+    gy3 = rng.standard_normal((B, T, O)).astype(np.float32)
+    gy3 *= np.exp(rng.uniform(0, np.log(8), size=(B, T, 1))).astype(np.float32)
+    decisions = calibrate.calibrate(FROZEN, [x3, w, gy3])
+    assert sorted(decisions["layers"]) == ["layer0", "layer1"], decisions
+    assert decisions["layers"]["layer0"] == {"gx": "per_row"}, decisions["errors"]
+    assert sorted(decisions["layers"]["layer1"]) == ["gw"]

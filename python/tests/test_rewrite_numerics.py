@@ -84,3 +84,57 @@ def test_defaults_match_the_reference_bit_for_bit(granularity):
     assert gx_error < (0.9 if gx_g == "per_tensor" else 0.35), f"seed {seed}"
     assert gw_quant_error < 0.05, f"seed {seed}"
     assert gw_error < 0.6, f"seed {seed}"
+
+
+I0 = 24
+
+# A frozen layer (W receives no gradient) above a trained one, as a backward graph alone:
+# gx = gy·W for the trained layer's gw = gxᵀ·x0.
+FROZEN = f"""
+func.func @frozen(%x3: tensor<{B}x{T}x{I0}xf32>, %w: tensor<{O}x{I}xf32>, %gy3: tensor<{B}x{T}x{O}xf32>)
+    -> (tensor<{B*T}x{I}xf32>, tensor<{I}x{I0}xf32>) {{
+  %cst = arith.constant 0.0 : f32
+  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<{B}x{T}x{I0}xf32> into tensor<{B*T}x{I0}xf32>
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<{B}x{T}x{O}xf32> into tensor<{B*T}x{O}xf32>
+  %e2 = tensor.empty() : tensor<{B*T}x{I}xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<{B*T}x{I}xf32>) -> tensor<{B*T}x{I}xf32>
+  %gx = linalg.matmul ins(%gy, %w : tensor<{B*T}x{O}xf32>, tensor<{O}x{I}xf32>)
+      outs(%z2 : tensor<{B*T}x{I}xf32>) -> tensor<{B*T}x{I}xf32>
+  %e3 = tensor.empty() : tensor<{I}x{B*T}xf32>
+  %gxt = linalg.transpose ins(%gx : tensor<{B*T}x{I}xf32>) outs(%e3 : tensor<{I}x{B*T}xf32>) permutation = [1, 0]
+  %e4 = tensor.empty() : tensor<{I}x{I0}xf32>
+  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<{I}x{I0}xf32>) -> tensor<{I}x{I0}xf32>
+  %gw = linalg.matmul ins(%gxt, %x : tensor<{I}x{B*T}xf32>, tensor<{B*T}x{I0}xf32>)
+      outs(%z4 : tensor<{I}x{I0}xf32>) -> tensor<{I}x{I0}xf32>
+  return %gx, %gw : tensor<{B*T}x{I}xf32>, tensor<{I}x{I0}xf32>
+}}
+"""
+
+
+def test_frozen_layer_matches_the_reference_bit_for_bit():
+    """The frozen layer's gx takes the gx path of a trained layer (seeded as the first
+    rewritten product), and the trained layer's gw below reads that rewritten gx."""
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is None:
+        pytest.skip("hot-opt not built")
+    rewritten = subprocess.run([hot_opt, "--hot-training-pipeline=remarks=false"],
+                               input=FROZEN, capture_output=True, text=True, check=True).stdout
+    assert rewritten.count("hot.int_matmul") == 2
+    module = runner.compile_module(rewritten)
+    seed = int.from_bytes(os.urandom(8), "little") >> 1
+    rng = np.random.default_rng(seed)
+    x3 = (np.cumsum(rng.standard_normal((B, T, I0)), axis=1) / np.sqrt(T)).astype(np.float32)
+    gy3 = rng.standard_normal((B, T, O)).astype(np.float32)
+    w = (rng.standard_normal((O, I)) / np.sqrt(I)).astype(np.float32)
+    step_seed = int(rng.integers(-2**63, 2**63 - 1))
+
+    gx, gw = module.frozen(x3, w, gy3, step_seed)
+    # The frozen layer is the first rewritten product (seed + (1 << 32)), the trained gw the
+    # second (seed + (2 << 32)): linear_backward's gx and gw seeds.
+    want_gx, _ = ref.linear_backward(np.zeros((B, T, I), np.float32), w, gy3, step_seed)
+    _, want_gw = ref.linear_backward(x3, np.zeros((I, I0), np.float32),
+                                     want_gx.reshape(B, T, I), step_seed)
+    assert np.array_equal(gx, want_gx), f"gx differs from the reference (seed {seed})"
+    assert np.array_equal(gw, want_gw), f"gw differs from the reference (seed {seed})"
+    gx_error = relative_error(gx, gy3.reshape(B * T, O).astype(np.float64) @ w.astype(np.float64))
+    assert gx_error < 0.9, f"seed {seed}"

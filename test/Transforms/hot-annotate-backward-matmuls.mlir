@@ -451,7 +451,7 @@ func.func @frozen_backward(%x: tensor<8x16xf32>, %h2: tensor<8x24xf32>, %mask: t
   %gy1 = linalg.mul ins(%gh2, %mask : tensor<8x24xf32>, tensor<8x24xf32>) outs(%e824 : tensor<8x24xf32>) -> tensor<8x24xf32>
   %e832 = tensor.empty() : tensor<8x32xf32>
   %z832 = linalg.fill ins(%cst : f32) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
-  // expected-remark @+1 {{layer1: gx = gy·W over O (O = 24, I = 32); W is frozen (no gw), gy told by gy being computed from another layer's gy (a backward graph without its forward)}}
+  // expected-remark @+1 {{layer1: gx = gy·W over O (O = 24, I = 32); W is frozen (no gw), gy told by gy being computed from the gradients of a backward graph without its forward}}
   %gh1 = linalg.matmul ins(%gy1, %w1 : tensor<8x24xf32>, tensor<24x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
   %e328 = tensor.empty() : tensor<32x8xf32>
   %gh1t = linalg.transpose ins(%gh1 : tensor<8x32xf32>) outs(%e328 : tensor<32x8xf32>) permutation = [1, 0]
@@ -460,5 +460,31 @@ func.func @frozen_backward(%x: tensor<8x16xf32>, %h2: tensor<8x24xf32>, %mask: t
   // expected-remark @+1 {{layer2: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by the layout of the function's other weight gradients (gy's dim first)}}
   %gw0 = linalg.matmul ins(%gh1t, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
   return %gw0, %gw2 : tensor<32x16xf32>, tensor<10x24xf32>
+}
+
+
+// -----
+
+// A backward graph alone whose frozen layer lies above every trained one
+// (LoRA below a frozen top block): no layer's gy meets it, but its gy is an
+// argument that the trained layer's gy is computed from and its x is not,
+// the gradient the graph receives.
+// CHECK-LABEL: func.func @frozen_top_backward
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer0", role = gx>} ins(%arg3, %arg2 : tensor<8x24xf32>, tensor<24x32xf32>)
+func.func @frozen_top_backward(%x: tensor<8x16xf32>, %mask: tensor<8x32xf32>, %w2: tensor<24x32xf32>,
+                               %gy: tensor<8x24xf32>) -> tensor<32x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e832 = tensor.empty() : tensor<8x32xf32>
+  %z832 = linalg.fill ins(%cst : f32) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  // expected-remark @+1 {{layer0: gx = gy·W over O (O = 24, I = 32); W is frozen (no gw), gy told by gy being computed from the gradients of a backward graph without its forward}}
+  %gh = linalg.matmul ins(%gy, %w2 : tensor<8x24xf32>, tensor<24x32xf32>) outs(%z832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %gy1 = linalg.mul ins(%gh, %mask : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e832 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %e328 = tensor.empty() : tensor<32x8xf32>
+  %gy1t = linalg.transpose ins(%gy1 : tensor<8x32xf32>) outs(%e328 : tensor<32x8xf32>) permutation = [1, 0]
+  %e3216 = tensor.empty() : tensor<32x16xf32>
+  %z3216 = linalg.fill ins(%cst : f32) outs(%e3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  // expected-remark @+1 {{layer1: gw = gyᵀ·x over 8 tokens [8] (O = 32, I = 16); gy and x told apart by torch's convention (gw laid out [O, I]; nothing in the graph tells them apart)}}
+  %gw1 = linalg.matmul ins(%gy1t, %x : tensor<32x8xf32>, tensor<8x16xf32>) outs(%z3216 : tensor<32x16xf32>) -> tensor<32x16xf32>
+  return %gw1 : tensor<32x16xf32>
 }
 

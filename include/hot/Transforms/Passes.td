@@ -38,6 +38,16 @@ def HotAnnotateBackwardMatmulsPass : Pass<"hot-annotate-backward-matmuls"> {
     are left alone: Gram matrices (a value against itself) and products
     whose result another product contracts (attention's gradients).
 
+    A frozen layer (its weight receives no gradient: LoRA's base weights, a
+    frozen layer above trained ones) has no gw, yet the layers below it
+    need its gx. A product of a parameter with a gradient is taken for one:
+    its activation is computed from the forward of the same weight (which
+    contracts the weight's other dim), or is another layer's gy or computed
+    from one, or, in a backward graph without its forward, is computed from
+    the gradients the graph receives (the arguments the layers' gy are
+    computed from and their x are not). Its gx is rewritten like any
+    other, and its record (`hot.layers`) has no `gw`.
+
     Example: on a torch-mlir MLP step
 
     ```mlir
