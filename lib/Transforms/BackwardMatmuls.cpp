@@ -732,8 +732,10 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   SmallVector<Value> gradients;
   for (const LinearLayer &layer : layers)
     gradients.push_back(layer.gy);
-  if (!layers.empty() &&
-      llvm::none_of(layers, [](const LinearLayer &l) { return l.forward; }))
+  bool backwardOnly =
+      !layers.empty() &&
+      llvm::none_of(layers, [](const LinearLayer &l) { return l.forward; });
+  if (backwardOnly)
     llvm::append_range(gradients,
                        getIncomingGradients(function, layers, [&](Value arg) {
                          return byWeight.contains(arg);
@@ -741,14 +743,15 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   llvm::append_range(sources, gradients);
   Provenance fromSources(function, sources);
   // The forward of the frozen layer whose gx is operand `gyIndex` of `p`
-  // against W, on as many tokens: the one gy is computed from, else (rule b)
+  // against W, on as many tokens: the one gy is computed from (rule a), else
   // the first; nullptr if none.
   auto findFrozenForward =
       [&](const Product &p, int gyIndex,
           bool computedFrom) -> std::pair<const Product *, int> {
     const Operand &gy = p.operands[gyIndex], &weight = p.operands[1 - gyIndex];
     for (auto [f, a] : byWeight.lookup(weight.trace.root))
-      if (!claimed.contains(f->op) && f->operands[1 - a].side != weight.side &&
+      if (f != &p && !claimed.contains(f->op) &&
+          f->operands[1 - a].side != weight.side &&
           ShapedType::getNumElements(f->operands[a].tokenShape()) ==
               ShapedType::getNumElements(gy.tokenShape()) &&
           (!computedFrom ||
@@ -756,6 +759,16 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
         return {f, a};
     return {nullptr, 0};
   };
+  // Rule a holds along a chain of a weight's products too: a tied weight
+  // used as an embedding (onehot·E) and as the output head (h·Eᵀ, h computed
+  // from the embedding) has the form of a forward and its gx. The gx ends
+  // the chain (the gradient is computed from the whole forward): a product
+  // that is the forward of another's gx by rule a is no gx.
+  DenseSet<Operation *> forwardsByRuleA;
+  for (auto &[weight, uses] : byWeight)
+    for (auto [q, a] : uses)
+      if (auto [f, fa] = findFrozenForward(*q, a, /*computedFrom=*/true); f)
+        forwardsByRuleA.insert(f->op);
   auto addFrozenLayer = [&](const Product &p, int gyIndex,
                             std::pair<const Product *, int> forward,
                             StringRef reason) {
@@ -781,8 +794,12 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
     }
     layers.push_back(std::move(layer));
   };
+  StringRef ruleB = backwardOnly
+                        ? "gy being computed from the gradients of a backward "
+                          "graph without its forward"
+                        : "gy being computed from another layer's gy";
   for (const Product &p : products) {
-    if (claimed.contains(p.op))
+    if (claimed.contains(p.op) || forwardsByRuleA.contains(p.op))
       continue;
     for (int a = 0; a < 2; ++a) {
       if (!isActivationProduct(p, a) ||
@@ -796,8 +813,7 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
       }
       if (fromSources.isComputedFromAny(p.operands[a].trace.root, gradients)) {
         addFrozenLayer(p, a, findFrozenForward(p, a, /*computedFrom=*/false),
-                       "gy being computed from the gradients of a backward "
-                       "graph without its forward");
+                       ruleB);
         break;
       }
     }

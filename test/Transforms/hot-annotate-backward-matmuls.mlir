@@ -488,3 +488,41 @@ func.func @frozen_top_backward(%x: tensor<8x16xf32>, %mask: tensor<8x32xf32>, %w
   return %gw1 : tensor<32x16xf32>
 }
 
+
+// -----
+
+// A frozen weight tied between a one-hot embedding (onehot·E) and the output
+// head (h·Eᵀ): the head's h is computed from the embedding, so the head has
+// the form of the embedding's gx. The gx ends the chain of E's products: the
+// head is the forward of gy·E, and the embedding no layer's product.
+// CHECK-LABEL: func.func @tied_frozen_head
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = forward>} ins(%{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16x50xf32>)
+// CHECK: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = gx>} ins(%{{.*}}, %arg1 : tensor<8x50xf32>, tensor<50x16xf32>)
+func.func @tied_frozen_head(%onehot: tensor<8x50xf32>, %e: tensor<50x16xf32>, %w0: tensor<16x16xf32>,
+                            %t: tensor<8x50xf32>) -> tensor<16x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e816 = tensor.empty() : tensor<8x16xf32>
+  %z816 = linalg.fill ins(%cst : f32) outs(%e816 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @+1 {{not rewritten: not part of a linear layer: no weight-gradient product (a contraction over tokens) shares its operands, and no operand is a gradient against a parameter}}
+  %emb = linalg.matmul ins(%onehot, %e : tensor<8x50xf32>, tensor<50x16xf32>) outs(%z816 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e1616 = tensor.empty() : tensor<16x16xf32>
+  %w0t = linalg.transpose ins(%w0 : tensor<16x16xf32>) outs(%e1616 : tensor<16x16xf32>) permutation = [1, 0]
+  // expected-remark @+1 {{layer0: forward y = x·Wᵀ (O = 16, I = 16)}}
+  %h = linalg.matmul ins(%emb, %w0t : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z816 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e1650 = tensor.empty() : tensor<16x50xf32>
+  %et = linalg.transpose ins(%e : tensor<50x16xf32>) outs(%e1650 : tensor<16x50xf32>) permutation = [1, 0]
+  %e850 = tensor.empty() : tensor<8x50xf32>
+  %z850 = linalg.fill ins(%cst : f32) outs(%e850 : tensor<8x50xf32>) -> tensor<8x50xf32>
+  // expected-remark @+1 {{layer1: forward y = x·Wᵀ (O = 50, I = 16)}}
+  %logits = linalg.matmul ins(%h, %et : tensor<8x16xf32>, tensor<16x50xf32>) outs(%z850 : tensor<8x50xf32>) -> tensor<8x50xf32>
+  %gy = linalg.sub ins(%logits, %t : tensor<8x50xf32>, tensor<8x50xf32>) outs(%e850 : tensor<8x50xf32>) -> tensor<8x50xf32>
+  // expected-remark @+1 {{layer1: gx = gy·W over O (O = 50, I = 16); W is frozen (no gw), gy told by gy being computed from the layer's forward y = x·Wᵀ}}
+  %gh = linalg.matmul ins(%gy, %e : tensor<8x50xf32>, tensor<50x16xf32>) outs(%z816 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e168 = tensor.empty() : tensor<16x8xf32>
+  %ght = linalg.transpose ins(%gh : tensor<8x16xf32>) outs(%e168 : tensor<16x8xf32>) permutation = [1, 0]
+  %z1616 = linalg.fill ins(%cst : f32) outs(%e1616 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  // expected-remark @+1 {{layer0: gw = gyᵀ·x over 8 tokens [8] (O = 16, I = 16); gy and x told apart by gy being computed from x}}
+  %gw0 = linalg.matmul ins(%ght, %emb : tensor<16x8xf32>, tensor<8x16xf32>) outs(%z1616 : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %gw0 : tensor<16x16xf32>
+}
+
