@@ -271,6 +271,17 @@ struct HotRewriteBackwardMatmulsPass
                                        : Granularity::PerCol,
                             !gx, emit)))
       return failure();
+    Builder b(product->getContext());
+    if (gx && layer.isFrozen() && !frozenGx) {
+      // Before a seed is drawn: the other products keep theirs.
+      if (emitRemarks)
+        emitRemark(product->getLoc())
+            << layer.name << ": gx left unchanged: frozen-gx=false";
+      return b.getDictionaryAttr(
+          {b.getNamedAttr("rewritten", b.getBoolAttr(false)),
+           b.getNamedAttr("reason", b.getStringAttr("a frozen layer's gx "
+                                                    "(frozen-gx=false)"))});
+    }
     Value seed = config.bits != 0 && config.rounding == Rounding::Stochastic
                      ? nextSeed(product)
                      : Value();
@@ -281,7 +292,6 @@ struct HotRewriteBackwardMatmulsPass
         gx ? rewriteActivationGradient(rewriter, layer, config, seed, reason)
            : rewriteWeightGradient(rewriter, layer, config, seed, reason,
                                    &savedActivations);
-    Builder b(ctx);
     NamedAttrList record;
     record.append("rewritten", b.getBoolAttr(succeeded(decision)));
     if (failed(decision)) {

@@ -2,6 +2,7 @@
 // RUN: hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="gx-bits=0 gw-bits=0 hla-rank=16 remarks=false" | FileCheck %s --check-prefix=FP
 // RUN: hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="gx-granularity=per_row gw-granularity=per_col hla-selection=triangle remarks=false" | FileCheck %s --check-prefix=FINE
 // RUN: not hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="gx-bits=9" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="frozen-gx=false remarks=false" | FileCheck %s --check-prefix=NOFROZEN
 // RUN: not hot-opt %s -split-input-file -hot-rewrite-backward-matmuls="seed-arg=65" 2>&1 | FileCheck %s --check-prefix=SEEDARG
 // The index as a number (an int64_t option streamed as such, not a char).
 // SEEDARG: error: seed-arg=65 does not name an i64 argument
@@ -165,6 +166,15 @@ func.func @accumulating(%x: tensor<8x64xf32>, %gy: tensor<8x16xf32>, %acc: tenso
 // CHECK: hot.quantize %[[GX1]] bits 8 {{.*}}name = "layer2", role = gw
 // CHECK: hot.quantize %[[X]] bits 8 {{.*}}name = "layer2", role = gw
 // CHECK-NOT: linalg.matmul
+// With frozen-gx=false the frozen gx stays a float product, and the other
+// products keep the seeds they have without it: layer2's gw is the third
+// quantized product (seed + (3 << 32)), not the fourth.
+// NOFROZEN-LABEL: func.func @frozen_backward
+// NOFROZEN-SAME: {gx = {reason = "a frozen layer's gx (frozen-gx=false)", rewritten = false}, in_features = 32 : i64, name = "layer1"
+// NOFROZEN: linalg.matmul {hot.layer = #hot.layer<name = "layer1", role = gx>} ins(%{{.*}}, %arg3 : tensor<8x24xf32>, tensor<24x32xf32>)
+// NOFROZEN: arith.constant 12884901888 : i64
+// NOFROZEN-NOT: arith.constant 17179869184 : i64
+// NOFROZEN: return
 func.func @frozen_backward(%x: tensor<8x16xf32>, %h2: tensor<8x24xf32>, %mask: tensor<8x24xf32>,
                            %w1: tensor<24x32xf32>, %w2: tensor<10x24xf32>, %gy2: tensor<8x10xf32>)
     -> (tensor<32x16xf32>, tensor<10x24xf32>) {

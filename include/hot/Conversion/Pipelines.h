@@ -187,6 +187,10 @@ struct HotTrainingPipelineOptions
       *this, "seed-arg",
       llvm::cl::desc("Index of the i64 seed argument (-1: hot.seed or new)"),
       llvm::cl::init(-1)};
+  PassOptions::Option<bool> frozenGx{
+      *this, "frozen-gx",
+      llvm::cl::desc("Rewrite the gx of frozen layers (no gw) too"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> compressActivations{
       *this, "abc",
       llvm::cl::desc("Compress saved activations (hot-compress-activations)"),

@@ -171,6 +171,9 @@ def HotRewriteBackwardMatmulsPass : Pass<"hot-rewrite-backward-matmuls"> {
     Option<"seedArg", "seed-arg", "int64_t", /*default=*/"-1",
            "Index of the i64 argument that carries the per-step seed (-1: "
            "the one tagged hot.seed, else a new last argument)">,
+    Option<"frozenGx", "frozen-gx", "bool", /*default=*/"true",
+           "Rewrite the gx of frozen layers (no gw: LoRA's base weights) "
+           "too; false keeps it in floating point">,
     Option<"emitRemarks", "remarks", "bool", /*default=*/"true",
            "Emit a remark for every rewritten and every skipped product">,
   ];

@@ -37,6 +37,7 @@ void mlir::hot::buildHotTrainingPipeline(
   rewrite.gxGranularity = options.gxGranularity;
   rewrite.gwGranularity = options.gwGranularity;
   rewrite.seedArg = options.seedArg;
+  rewrite.frozenGx = options.frozenGx;
   rewrite.emitRemarks = options.remarks;
   pm.addPass(createHotRewriteBackwardMatmulsPass(rewrite));
 
