@@ -264,6 +264,30 @@ def test_jax_training_step_on_gpu(device, tmp_path):
     _same_bits(np.asarray(got[0]), np.asarray(loss))
 
 
+def test_lora_training_step_on_gpu(device, tmp_path):
+    """Two Llama blocks fine-tuned with LoRA (torch-mlir joint graph): 11 frozen layers' gx
+    and the LoRA layers' products rewritten, onto the GPU; every gradient equals the CPU
+    path's bit for bit."""
+    hot_opt = runner.find_hot_opt()
+    if hot_opt is None:
+        pytest.skip("needs hot-opt to rewrite the fixture")
+    fixture = runner.REPO_ROOT / "test" / "Fixtures" / "torch" / "llama_lora_joint.mlir"
+    text = subprocess.run([hot_opt, "--hot-training-pipeline=remarks=false"],
+                          input=fixture.read_text(), capture_output=True, text=True,
+                          check=True).stdout
+    assert text.count("hot.int_matmul") == 25
+    gpu = compile_gpu(text, device, tmp_path)
+    cpu = runner.compile_module(text, cache_dir=tmp_path)
+    data = np.load(runner.REPO_ROOT / "test" / "Fixtures" / "torch" / "llama_lora.npz")
+    signature = cpu.signatures["train_step"]
+    args = [data[f"arg{i}"] for i in range(len(signature.inputs) - 1)]
+    want = cpu.train_step(*args, 99)
+    got = gpu.train_step(*args, 99)
+    assert len(got) == len(want) == 8
+    for g, w in zip(got, want):
+        _same_bits(np.asarray(g), np.asarray(w))
+
+
 @pytest.mark.parametrize("granularity", ["per_row", "per_tensor"])
 @pytest.mark.parametrize("m,n,block", [(1, 4, 1), (37, 100, 1), (300, 768, 16), (64, 256, 1),
                                        (4096, 16, 1), (1, 1000, 1), (1, 1002, 1), (1, 1001, 1)])
