@@ -107,8 +107,7 @@ stepThroughView(Value value) {
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
     Dims dims;
-    for (const ReassociationIndices &group :
-         collapse.getReassociationIndices())
+    for (const ReassociationIndices &group : collapse.getReassociationIndices())
       dims.push_back(SmallVector<int64_t, 2>(group.begin(), group.end()));
     return std::make_pair(collapse.getSrc(), dims);
   }
@@ -249,8 +248,7 @@ static Operand classifyOperand(linalg::LinalgOp op, OpOperand &operand,
 }
 
 /// Returns the product view of `op`, or the reason it is none.
-static FailureOr<Product> getProduct(linalg::LinalgOp op,
-                                     std::string &reason) {
+static FailureOr<Product> getProduct(linalg::LinalgOp op, std::string &reason) {
   if (op->hasAttr(kRewrittenAttrName)) {
     reason = "already rewritten (the floating-point product of a path that "
              "is not quantized)";
@@ -540,14 +538,13 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   };
   // Products by the root of their activation operand, so that finding a
   // layer's gx and forward costs its own products, not the function's.
-  DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>>
-      byActivation;
+  DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>> byActivation;
   for (const Product &p : products)
     for (int a = 0; a < 2; ++a)
       if (isActivationProduct(p, a))
         byActivation[p.operands[a].trace.root].push_back({&p, a});
-  auto findPartner = [&](Value activationRoot, Value weightRoot)
-      -> std::pair<const Product *, int> {
+  auto findPartner = [&](Value activationRoot,
+                         Value weightRoot) -> std::pair<const Product *, int> {
     auto it = byActivation.find(activationRoot);
     if (it == byActivation.end())
       return {nullptr, 0};
@@ -637,9 +634,9 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
       const Operand &weight = gxProduct->operands[1 - gxActivation];
       claimed.insert(gxProduct->op);
       if (!isParameter(weight.trace.root, function)) {
-        skipped.push_back(
-            {gxProduct->op, "its weight operand is computed in the graph, "
-                            "not a parameter (function argument)"});
+        skipped.push_back({gxProduct->op,
+                           "its weight operand is computed in the graph, "
+                           "not a parameter (function argument)"});
       } else {
         layer.gx = gxProduct->op;
         layer.weight = weight.trace.root;
@@ -729,92 +726,98 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
         byWeight[p.operands[1 - a].trace.root].push_back({&p, a});
         sources.push_back(p.op->getResult(0));
       }
-  SmallVector<Value> gradients;
-  for (const LinearLayer &layer : layers)
-    gradients.push_back(layer.gy);
-  bool backwardOnly =
-      !layers.empty() &&
-      llvm::none_of(layers, [](const LinearLayer &l) { return l.forward; });
-  if (backwardOnly)
-    llvm::append_range(gradients,
-                       getIncomingGradients(function, layers, [&](Value arg) {
-                         return byWeight.contains(arg);
-                       }));
-  llvm::append_range(sources, gradients);
-  Provenance fromSources(function, sources);
-  // The forward of the frozen layer whose gx is operand `gyIndex` of `p`
-  // against W, on as many tokens: the one gy is computed from (rule a), else
-  // the first; nullptr if none.
-  auto findFrozenForward =
-      [&](const Product &p, int gyIndex,
-          bool computedFrom) -> std::pair<const Product *, int> {
-    const Operand &gy = p.operands[gyIndex], &weight = p.operands[1 - gyIndex];
-    for (auto [f, a] : byWeight.lookup(weight.trace.root))
-      if (f != &p && !claimed.contains(f->op) &&
-          f->operands[1 - a].side != weight.side &&
-          ShapedType::getNumElements(f->operands[a].tokenShape()) ==
-              ShapedType::getNumElements(gy.tokenShape()) &&
-          (!computedFrom ||
-           fromSources.isComputedFrom(gy.trace.root, f->op->getResult(0))))
-        return {f, a};
-    return {nullptr, 0};
-  };
-  // Rule a holds along a chain of a weight's products too: a tied weight
-  // used as an embedding (onehot·E) and as the output head (h·Eᵀ, h computed
-  // from the embedding) has the form of a forward and its gx. The gx ends
-  // the chain (the gradient is computed from the whole forward): a product
-  // that is the forward of another's gx by rule a is no gx.
-  DenseSet<Operation *> forwardsByRuleA;
-  for (auto &[weight, uses] : byWeight)
-    for (auto [q, a] : uses)
-      if (auto [f, fa] = findFrozenForward(*q, a, /*computedFrom=*/true); f)
-        forwardsByRuleA.insert(f->op);
-  auto addFrozenLayer = [&](const Product &p, int gyIndex,
-                            std::pair<const Product *, int> forward,
-                            StringRef reason) {
-    const Operand &gy = p.operands[gyIndex], &weight = p.operands[1 - gyIndex];
-    LinearLayer layer;
-    layer.reason = reason.str();
-    layer.gx = p.op;
-    layer.gy = gy.trace.root;
-    layer.weight = weight.trace.root;
-    // gx contracts W over O: dim 0 of [O, I], dim 1 of [I, O].
-    layer.weightTransposed = weight.side == Side::Last;
-    ArrayRef<int64_t> w = weight.rootShape();
-    layer.outFeatures = layer.weightTransposed ? w[1] : w[0];
-    layer.inFeatures = layer.weightTransposed ? w[0] : w[1];
-    layer.tokenShape = llvm::to_vector(gy.tokenShape());
-    layer.gyTokenRank = gy.tokenRank;
-    claimed.insert(p.op);
-    if (auto [f, a] = forward; f) {
-      layer.forward = f->op;
-      layer.x = f->operands[a].trace.root;
-      layer.xTokenRank = f->operands[a].tokenRank;
-      claimed.insert(f->op);
-    }
-    layers.push_back(std::move(layer));
-  };
-  StringRef ruleB = backwardOnly
-                        ? "gy being computed from the gradients of a backward "
-                          "graph without its forward"
-                        : "gy being computed from another layer's gy";
-  for (const Product &p : products) {
-    if (claimed.contains(p.op) || forwardsByRuleA.contains(p.op))
-      continue;
-    for (int a = 0; a < 2; ++a) {
-      if (!isActivationProduct(p, a) ||
-          !isParameter(p.operands[1 - a].trace.root, function))
-        continue;
-      if (auto forward = findFrozenForward(p, a, /*computedFrom=*/true);
-          forward.first) {
-        addFrozenLayer(p, a, forward,
-                       "gy being computed from the layer's forward y = x·Wᵀ");
-        break;
+  // Without an unclaimed product of a parameter there is no frozen layer.
+  if (!byWeight.empty()) {
+    SmallVector<Value> gradients;
+    for (const LinearLayer &layer : layers)
+      gradients.push_back(layer.gy);
+    bool backwardOnly =
+        !layers.empty() &&
+        llvm::none_of(layers, [](const LinearLayer &l) { return l.forward; });
+    if (backwardOnly)
+      llvm::append_range(gradients,
+                         getIncomingGradients(function, layers, [&](Value arg) {
+                           return byWeight.contains(arg);
+                         }));
+    llvm::append_range(sources, gradients);
+    Provenance fromSources(function, sources);
+    // The forward of the frozen layer whose gx is operand `gyIndex` of `p`
+    // against W, on as many tokens: the one gy is computed from (rule a), else
+    // the first; nullptr if none.
+    auto findFrozenForward =
+        [&](const Product &p, int gyIndex,
+            bool computedFrom) -> std::pair<const Product *, int> {
+      const Operand &gy = p.operands[gyIndex],
+                    &weight = p.operands[1 - gyIndex];
+      for (auto [f, a] : byWeight.lookup(weight.trace.root))
+        if (f != &p && !claimed.contains(f->op) &&
+            f->operands[1 - a].side != weight.side &&
+            ShapedType::getNumElements(f->operands[a].tokenShape()) ==
+                ShapedType::getNumElements(gy.tokenShape()) &&
+            (!computedFrom ||
+             fromSources.isComputedFrom(gy.trace.root, f->op->getResult(0))))
+          return {f, a};
+      return {nullptr, 0};
+    };
+    // Rule a holds along a chain of a weight's products too: a tied weight
+    // used as an embedding (onehot·E) and as the output head (h·Eᵀ, h computed
+    // from the embedding) has the form of a forward and its gx. The gx ends
+    // the chain (the gradient is computed from the whole forward): a product
+    // that is the forward of another's gx by rule a is no gx.
+    DenseSet<Operation *> forwardsByRuleA;
+    for (auto &[weight, uses] : byWeight)
+      for (auto [q, a] : uses)
+        if (auto [f, fa] = findFrozenForward(*q, a, /*computedFrom=*/true); f)
+          forwardsByRuleA.insert(f->op);
+    auto addFrozenLayer = [&](const Product &p, int gyIndex,
+                              std::pair<const Product *, int> forward,
+                              StringRef reason) {
+      const Operand &gy = p.operands[gyIndex],
+                    &weight = p.operands[1 - gyIndex];
+      LinearLayer layer;
+      layer.reason = reason.str();
+      layer.gx = p.op;
+      layer.gy = gy.trace.root;
+      layer.weight = weight.trace.root;
+      // gx contracts W over O: dim 0 of [O, I], dim 1 of [I, O].
+      layer.weightTransposed = weight.side == Side::Last;
+      ArrayRef<int64_t> w = weight.rootShape();
+      layer.outFeatures = layer.weightTransposed ? w[1] : w[0];
+      layer.inFeatures = layer.weightTransposed ? w[0] : w[1];
+      layer.tokenShape = llvm::to_vector(gy.tokenShape());
+      layer.gyTokenRank = gy.tokenRank;
+      claimed.insert(p.op);
+      if (auto [f, a] = forward; f) {
+        layer.forward = f->op;
+        layer.x = f->operands[a].trace.root;
+        layer.xTokenRank = f->operands[a].tokenRank;
+        claimed.insert(f->op);
       }
-      if (fromSources.isComputedFromAny(p.operands[a].trace.root, gradients)) {
-        addFrozenLayer(p, a, findFrozenForward(p, a, /*computedFrom=*/false),
-                       ruleB);
-        break;
+      layers.push_back(std::move(layer));
+    };
+    StringRef ruleB =
+        backwardOnly ? "gy being computed from the gradients of a backward "
+                       "graph without its forward"
+                     : "gy being computed from another layer's gy";
+    for (const Product &p : products) {
+      if (claimed.contains(p.op) || forwardsByRuleA.contains(p.op))
+        continue;
+      for (int a = 0; a < 2; ++a) {
+        if (!isActivationProduct(p, a) ||
+            !isParameter(p.operands[1 - a].trace.root, function))
+          continue;
+        if (auto forward = findFrozenForward(p, a, /*computedFrom=*/true);
+            forward.first) {
+          addFrozenLayer(p, a, forward,
+                         "gy being computed from the layer's forward y = x·Wᵀ");
+          break;
+        }
+        if (fromSources.isComputedFromAny(p.operands[a].trace.root,
+                                          gradients)) {
+          addFrozenLayer(p, a, findFrozenForward(p, a, /*computedFrom=*/false),
+                         ruleB);
+          break;
+        }
       }
     }
   }
