@@ -216,19 +216,17 @@ struct HotRewriteBackwardMatmulsPass
             "x_element_bits",
             b.getI64IntegerAttr(cast<RankedTensorType>(layer.x.getType())
                                     .getElementTypeBitWidth()));
-      if (layer.gx) {
-        FailureOr<DictionaryAttr> gx =
-            rewritePath(layer, layer.gx, Role::Gx, rewriter, nextSeed);
-        if (failed(gx))
+      // gx before gw: the order their seeds are drawn in.
+      for (auto [product, role, key] :
+           {std::make_tuple(layer.gx, Role::Gx, "gx"),
+            std::make_tuple(layer.gw, Role::Gw, "gw")}) {
+        if (!product)
+          continue;
+        FailureOr<DictionaryAttr> path =
+            rewritePath(layer, product, role, rewriter, nextSeed);
+        if (failed(path))
           return failure();
-        record.append("gx", *gx);
-      }
-      if (layer.gw) {
-        FailureOr<DictionaryAttr> gw =
-            rewritePath(layer, layer.gw, Role::Gw, rewriter, nextSeed);
-        if (failed(gw))
-          return failure();
-        record.append("gw", *gw);
+        record.append(key, *path);
       }
       // A layer an earlier run left alone is recorded again: in its place.
       DictionaryAttr dict = record.getDictionary(function.getContext());

@@ -18,43 +18,55 @@ from hot import runner
 
 B, T, I, O = 2, 17, 16, 48
 
-LAYER = f"""
-func.func @layer(%x3: tensor<{B}x{T}x{I}xf32>, %w: tensor<{O}x{I}xf32>, %gy3: tensor<{B}x{T}x{O}xf32>)
-    -> (tensor<{B*T}x{I}xf32>, tensor<{O}x{I}xf32>) {{
+
+def backward_ir(name: str, x_features: int, frozen: bool) -> str:
+    """gx = gy·W and a gw over [B*T] tokens: gyᵀ·x, the layer's own (x: [B, T, I]); or, with
+    ``frozen``, gxᵀ·x of a trained layer below a frozen one (x: [B, T, x_features])."""
+    n, f = B * T, x_features
+    g, c = ("gx", I) if frozen else ("gy", O)
+    return f"""
+func.func @{name}(%x3: tensor<{B}x{T}x{f}xf32>, %w: tensor<{O}x{I}xf32>, %gy3: tensor<{B}x{T}x{O}xf32>)
+    -> (tensor<{n}x{I}xf32>, tensor<{c}x{f}xf32>) {{
   %cst = arith.constant 0.0 : f32
-  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<{B}x{T}x{I}xf32> into tensor<{B*T}x{I}xf32>
-  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<{B}x{T}x{O}xf32> into tensor<{B*T}x{O}xf32>
-  %e2 = tensor.empty() : tensor<{B*T}x{I}xf32>
-  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<{B*T}x{I}xf32>) -> tensor<{B*T}x{I}xf32>
-  %gx = linalg.matmul ins(%gy, %w : tensor<{B*T}x{O}xf32>, tensor<{O}x{I}xf32>)
-      outs(%z2 : tensor<{B*T}x{I}xf32>) -> tensor<{B*T}x{I}xf32>
-  %e3 = tensor.empty() : tensor<{O}x{B*T}xf32>
-  %gyt = linalg.transpose ins(%gy : tensor<{B*T}x{O}xf32>) outs(%e3 : tensor<{O}x{B*T}xf32>) permutation = [1, 0]
-  %e4 = tensor.empty() : tensor<{O}x{I}xf32>
-  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<{O}x{I}xf32>) -> tensor<{O}x{I}xf32>
-  %gw = linalg.matmul ins(%gyt, %x : tensor<{O}x{B*T}xf32>, tensor<{B*T}x{I}xf32>)
-      outs(%z4 : tensor<{O}x{I}xf32>) -> tensor<{O}x{I}xf32>
-  return %gx, %gw : tensor<{B*T}x{I}xf32>, tensor<{O}x{I}xf32>
+  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<{B}x{T}x{f}xf32> into tensor<{n}x{f}xf32>
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<{B}x{T}x{O}xf32> into tensor<{n}x{O}xf32>
+  %e2 = tensor.empty() : tensor<{n}x{I}xf32>
+  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<{n}x{I}xf32>) -> tensor<{n}x{I}xf32>
+  %gx = linalg.matmul ins(%gy, %w : tensor<{n}x{O}xf32>, tensor<{O}x{I}xf32>)
+      outs(%z2 : tensor<{n}x{I}xf32>) -> tensor<{n}x{I}xf32>
+  %e3 = tensor.empty() : tensor<{c}x{n}xf32>
+  %{g}t = linalg.transpose ins(%{g} : tensor<{n}x{c}xf32>) outs(%e3 : tensor<{c}x{n}xf32>) permutation = [1, 0]
+  %e4 = tensor.empty() : tensor<{c}x{f}xf32>
+  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<{c}x{f}xf32>) -> tensor<{c}x{f}xf32>
+  %gw = linalg.matmul ins(%{g}t, %x : tensor<{c}x{n}xf32>, tensor<{n}x{f}xf32>)
+      outs(%z4 : tensor<{c}x{f}xf32>) -> tensor<{c}x{f}xf32>
+  return %gx, %gw : tensor<{n}x{I}xf32>, tensor<{c}x{f}xf32>
 }}
 """
+
+
+LAYER = backward_ir("layer", I, frozen=False)
 
 
 def relative_error(approx, exact):
     return float(np.linalg.norm(approx - exact) / np.linalg.norm(exact))
 
 
-@pytest.mark.parametrize("granularity", [("per_tensor", "per_tensor"), ("per_row", "per_col")])
-def test_defaults_match_the_reference_bit_for_bit(granularity):
+def compile_rewritten(ir: str, options: str = ""):
+    """`ir` through hot-training-pipeline (two integer products), compiled for the CPU."""
     hot_opt = runner.find_hot_opt()
     if hot_opt is None:
         pytest.skip("hot-opt not built")
-    gx_g, gw_g = granularity
-    rewritten = subprocess.run(
-        [hot_opt, f"--hot-training-pipeline=gx-granularity={gx_g} gw-granularity={gw_g} "
-                  "remarks=false"],
-        input=LAYER, capture_output=True, text=True, check=True).stdout
+    rewritten = subprocess.run([hot_opt, f"--hot-training-pipeline={options} remarks=false"],
+                               input=ir, capture_output=True, text=True, check=True).stdout
     assert rewritten.count("hot.int_matmul") == 2
-    module = runner.compile_module(rewritten)
+    return runner.compile_module(rewritten)
+
+
+@pytest.mark.parametrize("granularity", [("per_tensor", "per_tensor"), ("per_row", "per_col")])
+def test_defaults_match_the_reference_bit_for_bit(granularity):
+    gx_g, gw_g = granularity
+    module = compile_rewritten(LAYER, f"gx-granularity={gx_g} gw-granularity={gw_g}")
     seed = int.from_bytes(os.urandom(8), "little") >> 1
     rng = np.random.default_rng(seed)
     # Activations smooth along the tokens (HLA keeps them), gradients with outlier tokens.
@@ -88,39 +100,14 @@ def test_defaults_match_the_reference_bit_for_bit(granularity):
 
 I0 = 24
 
-# A frozen layer (W receives no gradient) above a trained one, as a backward graph alone:
-# gx = gy·W for the trained layer's gw = gxᵀ·x0.
-FROZEN = f"""
-func.func @frozen(%x3: tensor<{B}x{T}x{I0}xf32>, %w: tensor<{O}x{I}xf32>, %gy3: tensor<{B}x{T}x{O}xf32>)
-    -> (tensor<{B*T}x{I}xf32>, tensor<{I}x{I0}xf32>) {{
-  %cst = arith.constant 0.0 : f32
-  %x = tensor.collapse_shape %x3 [[0, 1], [2]] : tensor<{B}x{T}x{I0}xf32> into tensor<{B*T}x{I0}xf32>
-  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]] : tensor<{B}x{T}x{O}xf32> into tensor<{B*T}x{O}xf32>
-  %e2 = tensor.empty() : tensor<{B*T}x{I}xf32>
-  %z2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<{B*T}x{I}xf32>) -> tensor<{B*T}x{I}xf32>
-  %gx = linalg.matmul ins(%gy, %w : tensor<{B*T}x{O}xf32>, tensor<{O}x{I}xf32>)
-      outs(%z2 : tensor<{B*T}x{I}xf32>) -> tensor<{B*T}x{I}xf32>
-  %e3 = tensor.empty() : tensor<{I}x{B*T}xf32>
-  %gxt = linalg.transpose ins(%gx : tensor<{B*T}x{I}xf32>) outs(%e3 : tensor<{I}x{B*T}xf32>) permutation = [1, 0]
-  %e4 = tensor.empty() : tensor<{I}x{I0}xf32>
-  %z4 = linalg.fill ins(%cst : f32) outs(%e4 : tensor<{I}x{I0}xf32>) -> tensor<{I}x{I0}xf32>
-  %gw = linalg.matmul ins(%gxt, %x : tensor<{I}x{B*T}xf32>, tensor<{B*T}x{I0}xf32>)
-      outs(%z4 : tensor<{I}x{I0}xf32>) -> tensor<{I}x{I0}xf32>
-  return %gx, %gw : tensor<{B*T}x{I}xf32>, tensor<{I}x{I0}xf32>
-}}
-"""
+# A frozen layer (W receives no gradient) above a trained one, as a backward graph alone.
+FROZEN = backward_ir("frozen", I0, frozen=True)
 
 
 def test_frozen_layer_matches_the_reference_bit_for_bit():
     """The frozen layer's gx takes the gx path of a trained layer (seeded as the first
     rewritten product), and the trained layer's gw below reads that rewritten gx."""
-    hot_opt = runner.find_hot_opt()
-    if hot_opt is None:
-        pytest.skip("hot-opt not built")
-    rewritten = subprocess.run([hot_opt, "--hot-training-pipeline=remarks=false"],
-                               input=FROZEN, capture_output=True, text=True, check=True).stdout
-    assert rewritten.count("hot.int_matmul") == 2
-    module = runner.compile_module(rewritten)
+    module = compile_rewritten(FROZEN)
     seed = int.from_bytes(os.urandom(8), "little") >> 1
     rng = np.random.default_rng(seed)
     x3 = (np.cumsum(rng.standard_normal((B, T, I0)), axis=1) / np.sqrt(T)).astype(np.float32)
