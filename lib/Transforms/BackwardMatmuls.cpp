@@ -510,6 +510,133 @@ getIncomingGradients(Operation *function, ArrayRef<LinearLayer> layers,
   return incoming;
 }
 
+/// Returns true if operand `activation` of `p` is an activation contracted
+/// over its last (feature) dims against a rank-2 weight: a forward or gx.
+static bool isActivationProduct(const Product &p, int activation) {
+  return p.operands[activation].side == Side::Last &&
+         p.operands[1 - activation].rootRank() == 2 &&
+         p.operands[1 - activation].side != Side::Other;
+}
+
+/// Adds the frozen layers among the products of `function` no layer claimed
+/// to `layers`, and claims their products. A parameter that receives no
+/// gradient has no gw, yet the layers below it may still need their gy through
+/// it, gx = gy·W (LoRA's base weights; a frozen layer above trained ones). Such
+/// a gx is the product of a parameter W with a gradient, an activation that is
+///   a. computed from y = x·Wᵀ, the forward of the same W (which contracts
+///      W's other dim): a joint graph's loss is computed from y, and gy
+///      from the loss; or
+///   b. the gy of a layer found above, or computed from one; or, in a
+///      backward graph without its forward, computed from the gradients
+///      the graph receives (d(loss): the arguments the layers' gy are
+///      computed from and their x are not).
+static void findFrozenLayers(Operation *function, ArrayRef<Product> products,
+                             DenseSet<Operation *> &claimed,
+                             SmallVectorImpl<LinearLayer> &layers) {
+  // The unclaimed products with a parameter weight, by its root.
+  DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>> byWeight;
+  SmallVector<Value> sources;
+  for (const Product &p : products)
+    for (int a = 0; a < 2; ++a)
+      if (!claimed.contains(p.op) && isActivationProduct(p, a) &&
+          isParameter(p.operands[1 - a].trace.root, function)) {
+        byWeight[p.operands[1 - a].trace.root].push_back({&p, a});
+        sources.push_back(p.op->getResult(0));
+      }
+  // Without an unclaimed product of a parameter there is no frozen layer.
+  if (byWeight.empty())
+    return;
+  SmallVector<Value> gradients;
+  for (const LinearLayer &layer : layers)
+    gradients.push_back(layer.gy);
+  bool backwardOnly =
+      !layers.empty() &&
+      llvm::none_of(layers, [](const LinearLayer &l) { return l.forward; });
+  if (backwardOnly)
+    llvm::append_range(gradients,
+                       getIncomingGradients(function, layers, [&](Value arg) {
+                         return byWeight.contains(arg);
+                       }));
+  llvm::append_range(sources, gradients);
+  Provenance fromSources(function, sources);
+  // The forward of the frozen layer whose gx is operand `gyIndex` of `p`
+  // against W, on as many tokens: the one gy is computed from (rule a), else
+  // the first; nullptr if none.
+  auto findFrozenForward =
+      [&](const Product &p, int gyIndex,
+          bool computedFrom) -> std::pair<const Product *, int> {
+    const Operand &gy = p.operands[gyIndex], &weight = p.operands[1 - gyIndex];
+    for (auto [f, a] : byWeight.lookup(weight.trace.root))
+      if (f != &p && !claimed.contains(f->op) &&
+          f->operands[1 - a].side != weight.side &&
+          ShapedType::getNumElements(f->operands[a].tokenShape()) ==
+              ShapedType::getNumElements(gy.tokenShape()) &&
+          (!computedFrom ||
+           fromSources.isComputedFrom(gy.trace.root, f->op->getResult(0))))
+        return {f, a};
+    return {nullptr, 0};
+  };
+  // Rule a holds along a chain of a weight's products too: a tied weight
+  // used as an embedding (onehot·E) and as the output head (h·Eᵀ, h computed
+  // from the embedding) has the form of a forward and its gx. The gx ends
+  // the chain (the gradient is computed from the whole forward): a product
+  // that is the forward of another's gx by rule a is no gx.
+  DenseSet<Operation *> forwardsByRuleA;
+  for (auto &[weight, uses] : byWeight)
+    for (auto [q, a] : uses)
+      if (auto [f, fa] = findFrozenForward(*q, a, /*computedFrom=*/true); f)
+        forwardsByRuleA.insert(f->op);
+  auto addFrozenLayer = [&](const Product &p, int gyIndex,
+                            std::pair<const Product *, int> forward,
+                            StringRef reason) {
+    const Operand &gy = p.operands[gyIndex], &weight = p.operands[1 - gyIndex];
+    LinearLayer layer;
+    layer.reason = reason.str();
+    layer.gx = p.op;
+    layer.gy = gy.trace.root;
+    layer.weight = weight.trace.root;
+    // gx contracts W over O: dim 0 of [O, I], dim 1 of [I, O].
+    layer.weightTransposed = weight.side == Side::Last;
+    ArrayRef<int64_t> w = weight.rootShape();
+    layer.outFeatures = layer.weightTransposed ? w[1] : w[0];
+    layer.inFeatures = layer.weightTransposed ? w[0] : w[1];
+    layer.tokenShape = llvm::to_vector(gy.tokenShape());
+    layer.gyTokenRank = gy.tokenRank;
+    claimed.insert(p.op);
+    if (auto [f, a] = forward; f) {
+      layer.forward = f->op;
+      layer.x = f->operands[a].trace.root;
+      layer.xTokenRank = f->operands[a].tokenRank;
+      claimed.insert(f->op);
+    }
+    layers.push_back(std::move(layer));
+  };
+  StringRef ruleB = backwardOnly
+                        ? "gy being computed from the gradients of a backward "
+                          "graph without its forward"
+                        : "gy being computed from another layer's gy";
+  for (const Product &p : products) {
+    if (claimed.contains(p.op) || forwardsByRuleA.contains(p.op))
+      continue;
+    for (int a = 0; a < 2; ++a) {
+      if (!isActivationProduct(p, a) ||
+          !isParameter(p.operands[1 - a].trace.root, function))
+        continue;
+      if (auto forward = findFrozenForward(p, a, /*computedFrom=*/true);
+          forward.first) {
+        addFrozenLayer(p, a, forward,
+                       "gy being computed from the layer's forward y = x·Wᵀ");
+        break;
+      }
+      if (fromSources.isComputedFromAny(p.operands[a].trace.root, gradients)) {
+        addFrozenLayer(p, a, findFrozenForward(p, a, /*computedFrom=*/false),
+                       ruleB);
+        break;
+      }
+    }
+  }
+}
+
 BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   // Program order, for naming and for stable results.
   DenseMap<Operation *, unsigned> position;
@@ -531,11 +658,6 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
   // dims; gx and forward products contract an activation over its last dim
   // against a rank-2 weight.
   DenseSet<Operation *> claimed;
-  auto isActivationProduct = [](const Product &p, int activation) {
-    return p.operands[activation].side == Side::Last &&
-           p.operands[1 - activation].rootRank() == 2 &&
-           p.operands[1 - activation].side != Side::Other;
-  };
   // Products by the root of their activation operand, so that finding a
   // layer's gx and forward costs its own products, not the function's.
   DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>> byActivation;
@@ -705,122 +827,7 @@ BackwardMatmulAnalysis::BackwardMatmulAnalysis(Operation *function) {
                "tells them apart)");
   }
 
-  // Frozen layers: a parameter that receives no gradient has no gw, yet
-  // the layers below it may still need their gy through it, gx = gy·W
-  // (LoRA's base weights; a frozen layer above trained ones). Such a gx is
-  // the product of a parameter W with a gradient, an activation that is
-  //   a. computed from y = x·Wᵀ, the forward of the same W (which contracts
-  //      W's other dim): a joint graph's loss is computed from y, and gy
-  //      from the loss; or
-  //   b. the gy of a layer found above, or computed from one; or, in a
-  //      backward graph without its forward, computed from the gradients
-  //      the graph receives (d(loss): the arguments the layers' gy are
-  //      computed from and their x are not).
-  // The unclaimed products with a parameter weight, by its root.
-  DenseMap<Value, SmallVector<std::pair<const Product *, int>, 2>> byWeight;
-  SmallVector<Value> sources;
-  for (const Product &p : products)
-    for (int a = 0; a < 2; ++a)
-      if (!claimed.contains(p.op) && isActivationProduct(p, a) &&
-          isParameter(p.operands[1 - a].trace.root, function)) {
-        byWeight[p.operands[1 - a].trace.root].push_back({&p, a});
-        sources.push_back(p.op->getResult(0));
-      }
-  // Without an unclaimed product of a parameter there is no frozen layer.
-  if (!byWeight.empty()) {
-    SmallVector<Value> gradients;
-    for (const LinearLayer &layer : layers)
-      gradients.push_back(layer.gy);
-    bool backwardOnly =
-        !layers.empty() &&
-        llvm::none_of(layers, [](const LinearLayer &l) { return l.forward; });
-    if (backwardOnly)
-      llvm::append_range(gradients,
-                         getIncomingGradients(function, layers, [&](Value arg) {
-                           return byWeight.contains(arg);
-                         }));
-    llvm::append_range(sources, gradients);
-    Provenance fromSources(function, sources);
-    // The forward of the frozen layer whose gx is operand `gyIndex` of `p`
-    // against W, on as many tokens: the one gy is computed from (rule a), else
-    // the first; nullptr if none.
-    auto findFrozenForward =
-        [&](const Product &p, int gyIndex,
-            bool computedFrom) -> std::pair<const Product *, int> {
-      const Operand &gy = p.operands[gyIndex],
-                    &weight = p.operands[1 - gyIndex];
-      for (auto [f, a] : byWeight.lookup(weight.trace.root))
-        if (f != &p && !claimed.contains(f->op) &&
-            f->operands[1 - a].side != weight.side &&
-            ShapedType::getNumElements(f->operands[a].tokenShape()) ==
-                ShapedType::getNumElements(gy.tokenShape()) &&
-            (!computedFrom ||
-             fromSources.isComputedFrom(gy.trace.root, f->op->getResult(0))))
-          return {f, a};
-      return {nullptr, 0};
-    };
-    // Rule a holds along a chain of a weight's products too: a tied weight
-    // used as an embedding (onehot·E) and as the output head (h·Eᵀ, h computed
-    // from the embedding) has the form of a forward and its gx. The gx ends
-    // the chain (the gradient is computed from the whole forward): a product
-    // that is the forward of another's gx by rule a is no gx.
-    DenseSet<Operation *> forwardsByRuleA;
-    for (auto &[weight, uses] : byWeight)
-      for (auto [q, a] : uses)
-        if (auto [f, fa] = findFrozenForward(*q, a, /*computedFrom=*/true); f)
-          forwardsByRuleA.insert(f->op);
-    auto addFrozenLayer = [&](const Product &p, int gyIndex,
-                              std::pair<const Product *, int> forward,
-                              StringRef reason) {
-      const Operand &gy = p.operands[gyIndex],
-                    &weight = p.operands[1 - gyIndex];
-      LinearLayer layer;
-      layer.reason = reason.str();
-      layer.gx = p.op;
-      layer.gy = gy.trace.root;
-      layer.weight = weight.trace.root;
-      // gx contracts W over O: dim 0 of [O, I], dim 1 of [I, O].
-      layer.weightTransposed = weight.side == Side::Last;
-      ArrayRef<int64_t> w = weight.rootShape();
-      layer.outFeatures = layer.weightTransposed ? w[1] : w[0];
-      layer.inFeatures = layer.weightTransposed ? w[0] : w[1];
-      layer.tokenShape = llvm::to_vector(gy.tokenShape());
-      layer.gyTokenRank = gy.tokenRank;
-      claimed.insert(p.op);
-      if (auto [f, a] = forward; f) {
-        layer.forward = f->op;
-        layer.x = f->operands[a].trace.root;
-        layer.xTokenRank = f->operands[a].tokenRank;
-        claimed.insert(f->op);
-      }
-      layers.push_back(std::move(layer));
-    };
-    StringRef ruleB =
-        backwardOnly ? "gy being computed from the gradients of a backward "
-                       "graph without its forward"
-                     : "gy being computed from another layer's gy";
-    for (const Product &p : products) {
-      if (claimed.contains(p.op) || forwardsByRuleA.contains(p.op))
-        continue;
-      for (int a = 0; a < 2; ++a) {
-        if (!isActivationProduct(p, a) ||
-            !isParameter(p.operands[1 - a].trace.root, function))
-          continue;
-        if (auto forward = findFrozenForward(p, a, /*computedFrom=*/true);
-            forward.first) {
-          addFrozenLayer(p, a, forward,
-                         "gy being computed from the layer's forward y = x·Wᵀ");
-          break;
-        }
-        if (fromSources.isComputedFromAny(p.operands[a].trace.root,
-                                          gradients)) {
-          addFrozenLayer(p, a, findFrozenForward(p, a, /*computedFrom=*/false),
-                         ruleB);
-          break;
-        }
-      }
-    }
-  }
+  findFrozenLayers(function, products, claimed, layers);
 
   for (const Product &p : products)
     if (!claimed.contains(p.op))
