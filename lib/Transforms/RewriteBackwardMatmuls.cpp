@@ -269,27 +269,25 @@ struct HotRewriteBackwardMatmulsPass
                                        : Granularity::PerCol,
                             !gx, emit)))
       return failure();
-    Builder b(product->getContext());
-    if (gx && layer.isFrozen() && !frozenGx) {
-      // Before a seed is drawn: the other products keep theirs.
-      if (emitRemarks)
-        emitRemark(product->getLoc())
-            << layer.name << ": gx left unchanged: frozen-gx=false";
-      return b.getDictionaryAttr(
-          {b.getNamedAttr("rewritten", b.getBoolAttr(false)),
-           b.getNamedAttr("reason", b.getStringAttr("a frozen layer's gx "
-                                                    "(frozen-gx=false)"))});
-    }
-    Value seed = config.bits != 0 && config.rounding == Rounding::Stochastic
-                     ? nextSeed(product)
-                     : Value();
+    // A frozen gx kept in floating point draws no seed: the other products
+    // keep theirs.
+    std::string reason;
+    bool skip = gx && layer.isFrozen() && !frozenGx;
+    if (skip)
+      reason = "a frozen layer's gx (frozen-gx=false)";
+    Value seed =
+        !skip && config.bits != 0 && config.rounding == Rounding::Stochastic
+            ? nextSeed(product)
+            : Value();
     Location loc = product->getLoc();
     MLIRContext *ctx = product->getContext();
-    std::string reason;
-    FailureOr<PathDecision> decision =
-        gx ? rewriteActivationGradient(rewriter, layer, config, seed, reason)
-           : rewriteWeightGradient(rewriter, layer, config, seed, reason,
-                                   &savedActivations);
+    FailureOr<PathDecision> decision = failure();
+    if (!skip)
+      decision =
+          gx ? rewriteActivationGradient(rewriter, layer, config, seed, reason)
+             : rewriteWeightGradient(rewriter, layer, config, seed, reason,
+                                     &savedActivations);
+    Builder b(ctx);
     NamedAttrList record;
     record.append("rewritten", b.getBoolAttr(succeeded(decision)));
     if (failed(decision)) {
