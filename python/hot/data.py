@@ -24,7 +24,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Iterable, Optional, Union
 
 import numpy as np
 
@@ -119,19 +119,27 @@ def _raw(split: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def load(name: str = "fashion-mnist", split: str = "train", *, subset: Optional[int] = None,
-         seed: int = 0, normalize: bool = False) -> Dataset:
+         seed: int = 0, normalize: bool = False,
+         classes: Optional[Iterable[int]] = None) -> Dataset:
     """Images as float32 (N, 784) in [0, 1] (``normalize``: standardized with MEAN/STD) and
-    int64 labels.  ``subset``: a seeded random subset of that size (in the permutation's order)."""
+    int64 labels.  ``classes``: only the images of these labels (labels keep their values).
+    ``subset``: a seeded random subset of that size (of the images ``classes`` keeps)."""
     if name != "fashion-mnist":
         raise ValueError(f"unknown data set {name!r} (available: fashion-mnist)")
     if split not in _FILES:
         raise ValueError(f"unknown split {split!r} (train or test)")
     images, labels = _raw(split)
     idx = np.arange(len(labels))
-    if subset is not None and subset < len(labels):
+    if classes is not None:
+        keep = np.array(sorted(set(classes)), dtype=np.int64)
+        if keep.size == 0 or keep.min() < 0 or keep.max() >= len(FASHION_MNIST_CLASSES):
+            raise ValueError(f"classes must be labels in 0..{len(FASHION_MNIST_CLASSES) - 1}, "
+                             f"got {list(classes)}")
+        idx = idx[np.isin(labels, keep)]
+    if subset is not None and subset < len(idx):
         if subset <= 0:
             raise ValueError(f"subset must be positive, got {subset}")
-        idx = np.sort(np.random.default_rng(seed).permutation(len(labels))[:subset])
+        idx = np.sort(idx[np.random.default_rng(seed).permutation(len(idx))[:subset]])
     x = images[idx].reshape(len(idx), -1).astype(np.float32) / np.float32(255.0)
     if normalize:
         x = (x - np.float32(MEAN)) / np.float32(STD)

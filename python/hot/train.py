@@ -28,6 +28,13 @@ optimizer state, step, history) after every epoch (and every ``--checkpoint-ever
 ``--resume`` continues from.  At the end: a table (mode, seed, test accuracy, final training
 loss, time per step) and, if matplotlib is installed, a PNG of the loss and accuracy curves.
 
+Fine-tuning (``vit_lora``, ``vit_probe``): the step returns the gradients of the trained
+parameters only (its header line names them); ``--init CKPT`` loads the frozen ones from a
+checkpoint of another run (the ``vit``'s, matched by name; LoRA's ``base_layer`` by its plain
+name), the trained ones are drawn fresh (LoRA's B at 0, so the model starts as the checkpoint's
+with a new head); ``--classes`` keeps the images of some labels (pretrain on 0-4, fine-tune on
+5-9).
+
 "time/step" is the compiled step call alone (the runner's argument copies included, the numpy
 update and the data preparation not); the batch size is the export's (128), ``--batch`` only
 checks it.
@@ -64,13 +71,17 @@ ABLATIONS = {
     "hot-no-hla": "hla-block=1 hla-rank=1",
     # the gx path with per-token scales everywhere (what LQS may choose per layer)
     "hot-gx-per-row": "gx-granularity=per_row",
+    # frozen layers' gx (a weight without a gradient, as LoRA's base weights) kept in FP32
+    "hot-no-frozen-gx": "frozen-gx=false",
 }
 MODES = ("fp32", "hot", "hot-lqs", *ABLATIONS)
 # Per-model pipeline options, before the mode's and the user's (the last occurrence wins).
 # The ViT's 16 tokens are a 4x4 grid of patches, flattened row by row, so H16 = H4 (x) H4 acts
 # on them as a 2-D transform: the paper's 2-D low-pass set (triangle: 10 of 16 components)
 # fits them, where the 1-D prefix would keep only the two lowest vertical frequencies.
-MODEL_OPTIONS = {"mlp": "", "vit": "hla-selection=triangle"}
+MODEL_OPTIONS = {"mlp": "", "vit": "hla-selection=triangle", "vit_lora": "hla-selection=triangle",
+                 "vit_probe": "hla-selection=triangle"}
+MODELS = tuple(MODEL_OPTIONS)
 DEFAULT_LR = {"sgd": 0.05, "adamw": 1e-3}
 
 
@@ -95,6 +106,8 @@ class Config:
     betas: tuple = (0.9, 0.999)
     eps: float = 1e-8
     normalize: bool = True
+    classes: Optional[tuple] = None     # train and test on these labels only (default: all)
+    init: Optional[str] = None          # checkpoint (.npz) the frozen parameters come from
     max_steps: Optional[int] = None     # stop after this many steps in total (smoke tests)
     eval: bool = True
     pipeline_options: str = ""          # extra options of hot-training-pipeline
@@ -117,6 +130,8 @@ class Config:
             if not (k == "epochs" and self.schedule != "constant"):   # epochs set the schedule
                 d.pop(k)
         d["betas"] = list(d["betas"])
+        if d["classes"] is not None:
+            d["classes"] = list(d["classes"])
         return d
 
 
@@ -166,6 +181,16 @@ def param_names(text: str, func: str = "train_step") -> list[str]:
     return [n for n in names if n not in ("x", "target")]
 
 
+def trained_names(text: str) -> list[str]:
+    """The parameters ``@train_step`` returns a gradient of (``grad <name>`` in its header line),
+    in order; the others are frozen."""
+    m = re.search(r"^// @train_step\(.*?\) -> \((.*)\)$", text, re.M)
+    if m is None:
+        raise ValueError("no `// @train_step(...) -> (...)` header line")
+    return [n.strip()[len("grad "):] for n in m.group(1).split(",")
+            if n.strip().startswith("grad ")]
+
+
 def hot_opt_path() -> str:
     path = runner.find_hot_opt()
     if path is None:
@@ -191,8 +216,8 @@ def rewrite(text: str, options: str) -> str:
 
 def init_params(names: list[str], shapes: list[tuple], seed: int) -> list[np.ndarray]:
     """PyTorch's default initialisation, drawn in numpy from ``seed``: nn.Linear weight and bias
-    U(±1/sqrt(fan_in)); LayerNorm weight 1, bias 0; other parameters (position embeddings)
-    N(0, 0.02²)."""
+    U(±1/sqrt(fan_in)) (LoRA's A too, as PEFT's kaiming_uniform(a=√5)); LoRA's B 0 (PEFT's);
+    LayerNorm weight 1, bias 0; other parameters (position embeddings) N(0, 0.02²)."""
     rng = np.random.default_rng([seed, 0x1A17])
     fan_in = {n[: -len(".weight")]: s[1] for n, s in zip(names, shapes)
               if n.endswith(".weight") and len(s) == 2}
@@ -201,6 +226,8 @@ def init_params(names: list[str], shapes: list[tuple], seed: int) -> list[np.nda
         prefix = n.rsplit(".", 1)[0]
         if "norm" in n:
             v = np.ones(s) if n.endswith(".weight") else np.zeros(s)
+        elif ".lora_B." in n:
+            v = np.zeros(s)
         elif prefix in fan_in and n.endswith((".weight", ".bias")):
             bound = 1.0 / math.sqrt(fan_in[prefix])
             v = rng.uniform(-bound, bound, size=s)
@@ -319,6 +346,32 @@ def load_checkpoint(cfg: Config, params, opt, res: Result) -> bool:
     return True
 
 
+def base_name(name: str) -> str:
+    """A LoRA-wrapped layer's base parameter under the name it has in the plain model
+    (``blocks.0.fc1.base_layer.weight`` -> ``blocks.0.fc1.weight``)."""
+    return name.replace(".base_layer.", ".")
+
+
+def load_frozen(path: Path, names: list[str], params: list[np.ndarray],
+                frozen: list[str]) -> None:
+    """Sets the ``frozen`` parameters from the checkpoint at ``path`` (written by a run of any
+    model), matched by name (LoRA's base layers by their plain model's names) and shape."""
+    d = np.load(path)
+    saved_model = json.loads(str(d["config"]))["model"]
+    saved = {n: d[f"param{i}"]
+             for i, n in enumerate(param_names(fixture_text(saved_model, "train_step")))}
+    for n in frozen:
+        v = saved.get(base_name(n))
+        p = params[names.index(n)]
+        if v is None:
+            raise ValueError(f"--init {path}: the {saved_model} checkpoint has no parameter "
+                             f"{base_name(n)!r} (frozen {n!r})")
+        if v.shape != p.shape:
+            raise ValueError(f"--init {path}: {base_name(n)!r} is {v.shape} there, {n!r} is "
+                             f"{p.shape}")
+        p[...] = v
+
+
 # ---------------------------------------------------------------------------------------------
 # The loop
 # ---------------------------------------------------------------------------------------------
@@ -392,12 +445,17 @@ def train(cfg: Config, train_set: Optional[data.Dataset] = None,
           test_set: Optional[data.Dataset] = None) -> Result:
     text = fixture_text(cfg.model, "train_step")
     names = param_names(text)
+    trained = trained_names(text)
+    frozen = [n for n in names if n not in trained]
+    if frozen and cfg.init is None:
+        log(cfg, f"  warning: {cfg.model} has {len(frozen)} frozen parameters and no --init: "
+                 f"they keep their random initialisation")
     if train_set is None:
         train_set = data.load(cfg.dataset, "train", subset=cfg.train_subset, seed=cfg.seed,
-                              normalize=cfg.normalize)
+                              normalize=cfg.normalize, classes=cfg.classes)
     if test_set is None and cfg.eval:
         test_set = data.load(cfg.dataset, "test", subset=cfg.test_subset, seed=cfg.seed,
-                             normalize=cfg.normalize)
+                             normalize=cfg.normalize, classes=cfg.classes)
 
     t0 = time.perf_counter()
     sig = runner.compile_module(text).train_step.signature
@@ -409,7 +467,11 @@ def train(cfg: Config, train_set: Optional[data.Dataset] = None,
     steps_per_epoch = len(train_set) // batch   # the last partial batch is dropped
 
     params = init_params(names, shapes, cfg.seed)
-    opt = make_optimizer(cfg, params)
+    if cfg.init is not None:
+        load_frozen(Path(cfg.init), names, params, frozen)
+    # The optimizer updates the trained parameters, the step's gradients in order.
+    trained_params = [params[names.index(n)] for n in trained]
+    opt = make_optimizer(cfg, trained_params)
     res = Result(cfg, batch=batch)
 
     def batch_at(epoch: int, i: int):
@@ -448,7 +510,7 @@ def train(cfg: Config, train_set: Optional[data.Dataset] = None,
             if not math.isfinite(loss):
                 raise TrainingDiverged(f"{prefix}: loss is {loss} at step {res.steps} "
                                        f"(epoch {epoch + 1}, batch {i})")
-            for n, g in zip(names, grads):
+            for n, g in zip(trained, grads):
                 if not np.all(np.isfinite(g)):
                     raise TrainingDiverged(
                         f"{prefix}: gradient of {n} has {int(np.sum(~np.isfinite(g)))} "
@@ -456,7 +518,8 @@ def train(cfg: Config, train_set: Optional[data.Dataset] = None,
                         f"loss {loss:.4f}")
             res.losses.append(loss)
             res.train_correct.append(int(np.sum(np.argmax(logits, axis=1) == labels)))
-            opt.step(params, grads, res.steps + 1, learning_rate(cfg, res.steps, schedule_steps))
+            opt.step(trained_params, grads, res.steps + 1,
+                     learning_rate(cfg, res.steps, schedule_steps))
             res.steps += 1
             i += 1
             if i % cfg.log_every == 0 or i == steps_per_epoch or res.steps == total:
@@ -508,6 +571,8 @@ def results_from_json(path: Path) -> list[Result]:
     out = []
     for d in json.loads(Path(path).read_text()):
         known = {k: v for k, v in d["config"].items() if k in Config.__dataclass_fields__}
+        if known.get("classes") is not None:
+            known["classes"] = tuple(known["classes"])
         cfg = Config(**{**known, "betas": tuple(known.get("betas", (0.9, 0.999)))})
         out.append(Result(cfg, losses=d["losses"], train_correct=d["train_correct"],
                           test_acc=[tuple(t) for t in d["test_acc"]], steps=d["steps"],
@@ -564,7 +629,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m hot.train", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--dataset", default="fashion-mnist", choices=["fashion-mnist"])
-    p.add_argument("--model", default="mlp", choices=["mlp", "vit"])
+    p.add_argument("--model", default="mlp", choices=MODELS)
     p.add_argument("--mode", nargs="+", default=["fp32", "hot"], choices=MODES)
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--train-subset", type=int, default=None, help="images (default: all 60000)")
@@ -579,6 +644,12 @@ def main(argv=None) -> int:
     p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--weight-decay", type=float, default=None,
                    help="default: sgd 0, adamw 0.01")
+    p.add_argument("--classes", type=int, nargs="+", default=None, metavar="LABEL",
+                   help="train and test on the images of these labels only (default: all)")
+    p.add_argument("--init", default=None, metavar="CHECKPOINT",
+                   help="the frozen parameters (of vit_lora, vit_probe) from this checkpoint "
+                        "(.npz of a --checkpoint run, e.g. of the vit); the trained ones are "
+                        "initialised fresh")
     p.add_argument("--no-normalize", action="store_true",
                    help="images in [0, 1] instead of standardized")
     p.add_argument("--max-steps", type=int, default=None)
@@ -622,6 +693,7 @@ def main(argv=None) -> int:
                              weight_decay=(a.weight_decay if a.weight_decay is not None else
                                            (0.01 if a.optimizer == "adamw" else 0.0)),
                              normalize=not a.no_normalize, max_steps=a.max_steps,
+                             classes=tuple(a.classes) if a.classes else None, init=a.init,
                              pipeline_options=a.pipeline_options, checkpoint=a.checkpoint,
                              checkpoint_every=a.checkpoint_every, resume=a.resume,
                              log_every=a.log_every)

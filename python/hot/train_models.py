@@ -27,9 +27,18 @@ Models (``MODELS``):
 * ``vit``: a small ViT: 28x28 -> 16 patches of 7x7 (4x4 grid, a ``nn.Linear`` patch embedding
   of the flattened patches), a learned position embedding, width 64, two pre-LN transformer
   blocks (2 heads, MLP 128, GELU), final LayerNorm, mean pool over tokens, linear head.
+* ``vit_lora``: the ``vit`` fine-tuned with PEFT-style LoRA (r = 8, alpha = 16) on every
+  linear layer of the blocks (qkv, proj, fc1, fc2) and a trained head; every other parameter
+  is frozen.
+* ``vit_probe``: the ``vit`` with only its head trained (a linear probe), the control of
+  ``vit_lora``.
 
-Parameter shapes and names are in the ``// @train_step(...)`` header line; ``hot.train``
-initialises them itself (PyTorch's default rules, seeded) from ``PARAM_SHAPES`` below.
+Frozen parameters are arguments of the step without a gradient: ``@train_step(trained...,
+frozen..., x, target) -> (loss, logits, grads of the trained...)``; ``@forward`` takes the
+parameters in the same order.  Parameter names and shapes are in the ``// @train_step(...)``
+header lines; the results name the trained ones (``grad <name>``).  ``hot.train`` initialises
+the parameters itself (PyTorch's default rules, seeded) or loads the frozen ones from a
+checkpoint (``--init``).
 """
 
 from __future__ import annotations
@@ -50,11 +59,18 @@ COMMAND = ("PYTHONPATH=python .venv-frontend/bin/python -m hot.train_models "
 ROUTE = ("make_fx(functionalize(torch.func.grad_and_value(loss, has_aux=True)), torch-mlir "
          "decompositions) + torch_mlir.fx.stateless_fx_import(output_type=\"linalg-on-tensors\")")
 
+VIT = ("ViT: 7x7 patches → 16 tokens (4x4 grid), width 64, 2 pre-LN blocks (2 heads, MLP 128, "
+       "GELU), mean-pool head")
+LOSS = "cross-entropy (log_softmax, one-hot target)"
 DESCRIPTIONS = {
-    "mlp": "MLP 784→256→256→10, ReLU, biases; cross-entropy (log_softmax, one-hot target)",
-    "vit": "ViT: 7x7 patches → 16 tokens (4x4 grid), width 64, 2 pre-LN blocks (2 heads, MLP "
-           "128, GELU), mean-pool head; cross-entropy (log_softmax, one-hot target)",
+    "mlp": f"MLP 784→256→256→10, ReLU, biases; {LOSS}",
+    "vit": f"{VIT}; {LOSS}",
+    "vit_lora": f"{VIT}, fine-tuned: LoRA (r=8, alpha=16) on qkv, proj, fc1 and fc2 and the head "
+                f"trained, the rest frozen; {LOSS}",
+    "vit_probe": f"{VIT}, fine-tuned: only the head trained (linear probe); {LOSS}",
 }
+LORA_TARGETS = ("qkv", "proj", "fc1", "fc2")
+LORA_RANK = 8
 
 
 def build(name):
@@ -62,7 +78,7 @@ def build(name):
     import torch.nn as nn
     import torch.nn.functional as F
 
-    from .fixtures.models import ViTBlock
+    from .fixtures.models import ViTBlock, with_lora
 
     class MLP(nn.Module):
         def __init__(self):
@@ -97,7 +113,22 @@ def build(name):
             return self.head(self.norm(t).mean(dim=1))
 
     torch.manual_seed(0)
-    return {"mlp": MLP, "vit": ViT}[name]()
+    if name == "mlp":
+        return MLP()
+    model = ViT()
+    if name == "vit_lora":
+        with_lora(model, LORA_TARGETS, LORA_RANK, 2.0 * LORA_RANK)
+    return model
+
+
+def trainable(name: str, param: str) -> bool:
+    """Whether ``param`` of model ``name`` is trained (the others are frozen)."""
+    if name == "vit_lora":
+        from .fixtures.models import is_lora_parameter
+        return is_lora_parameter(param) or param.startswith("head.")
+    if name == "vit_probe":
+        return param.startswith("head.")
+    return True
 
 
 def cross_entropy(logits, target):
@@ -106,40 +137,46 @@ def cross_entropy(logits, target):
 
 
 def export(name: str):
-    """(train_step text, forward text, parameter names, parameter shapes)."""
+    """(train_step text, forward text, parameter names (trained first), shapes, trained
+    names)."""
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from .fixtures.torch_export import decompositions, to_linalg
 
     model = build(name)
-    params = {k: v.detach() for k, v in model.named_parameters()}
-    names = list(params)
+    named = {k: v.detach() for k, v in model.named_parameters()}
+    trained = [k for k in named if trainable(name, k)]
+    frozen = [k for k in named if not trainable(name, k)]
+    names = trained + frozen
     g = torch.Generator().manual_seed(0)
     x = torch.rand(TRAIN_BATCH, IMAGE * IMAGE, generator=g)
     target = torch.nn.functional.one_hot(
         torch.randint(0, CLASSES, (TRAIN_BATCH,), generator=g), CLASSES).float()
 
-    def loss_fn(p, x, target):
-        logits = torch.func.functional_call(model, p, (x,))
+    def loss_fn(p, fp, x, target):
+        logits = torch.func.functional_call(model, {**p, **fp}, (x,))
         return cross_entropy(logits, target), logits
 
-    def step(p, x, target):
-        grads, (loss, logits) = torch.func.grad_and_value(loss_fn, has_aux=True)(p, x, target)
-        return (loss, logits, *[grads[n] for n in names])
+    def step(p, fp, x, target):
+        grads, (loss, logits) = torch.func.grad_and_value(loss_fn, has_aux=True)(
+            p, fp, x, target)
+        return (loss, logits, *[grads[n] for n in trained])
 
+    p = {k: named[k] for k in trained}
+    fp = {k: named[k] for k in frozen}
     f = torch.func.functionalize(step, remove="mutations")
-    gm = make_fx(f, decomposition_table=decompositions())(params, x, target)
+    gm = make_fx(f, decomposition_table=decompositions())(p, fp, x, target)
     train_text = to_linalg(gm, "train_step")
 
-    def fwd(p, x):
-        return torch.func.functional_call(model, p, (x,))
+    def fwd(p, fp, x):
+        return torch.func.functional_call(model, {**p, **fp}, (x,))
 
     xe = torch.rand(EVAL_BATCH, IMAGE * IMAGE, generator=g)
     gm = make_fx(torch.func.functionalize(fwd, remove="mutations"),
-                 decomposition_table=decompositions())(params, xe)
+                 decomposition_table=decompositions())(p, fp, xe)
     fwd_text = to_linalg(gm, "forward")
-    return train_text, fwd_text, names, [tuple(v.shape) for v in params.values()]
+    return train_text, fwd_text, names, [tuple(named[k].shape) for k in names], trained
 
 
 def header() -> str:
@@ -153,8 +190,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hot.train_models", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("test/Fixtures/train"))
-    parser.add_argument("--models", nargs="+", default=["mlp", "vit"],
-                        choices=sorted(DESCRIPTIONS))
+    parser.add_argument("--models", nargs="+", default=list(DESCRIPTIONS),
+                        choices=list(DESCRIPTIONS))
     args = parser.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from .fixtures.__main__ import _hot_opt, _write
@@ -163,12 +200,12 @@ def main(argv=None) -> int:
     head = header()
     for name in args.models:
         t0 = time.time()
-        train_text, fwd_text, names, shapes = export(name)
+        train_text, fwd_text, names, shapes, trained = export(name)
         shapes_s = ", ".join(f"{n}: {'x'.join(map(str, s))}" for n, s in zip(names, shapes))
         _write(args.out / f"{name}_train_step.mlir", "\n".join([
             head, f"// {DESCRIPTIONS[name]}; batch {TRAIN_BATCH}; parameters: {shapes_s}",
             f"// @train_step({', '.join(names)}, x, target) -> (loss, logits, "
-            f"{', '.join('grad ' + n for n in names)})", train_text]), hot_opt)
+            f"{', '.join('grad ' + n for n in trained)})", train_text]), hot_opt)
         _write(args.out / f"{name}_forward.mlir", "\n".join([
             head, f"// {DESCRIPTIONS[name]}; forward only, batch {EVAL_BATCH}",
             f"// @forward({', '.join(names)}, x) -> (logits)", fwd_text]), hot_opt)

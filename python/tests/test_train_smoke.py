@@ -202,3 +202,107 @@ def test_divergence_is_caught(hot_opt, fashion):
     """A learning rate far too large: the runner stops at the first non-finite loss/gradient."""
     with pytest.raises(T.TrainingDiverged, match="non-finite|loss is (nan|inf)"):
         run("hot", fashion, lr=1e3, eval=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fine-tuning: frozen parameters (vit_lora, vit_probe), --init, --classes
+# ---------------------------------------------------------------------------------------------
+
+
+def test_trained_names_follow_the_step_header():
+    lora = T.fixture_text("vit_lora", "train_step")
+    names, trained = T.param_names(lora), T.trained_names(lora)
+    assert trained == names[:len(trained)], "trained parameters lead the arguments"
+    assert len(trained) == 2 * 8 + 2 and trained[-2:] == ["head.weight", "head.bias"]
+    assert all(".lora_" in n for n in trained[:-2])
+    assert all(".lora_" not in n for n in names[len(trained):])
+    assert T.trained_names(T.fixture_text("vit_probe", "train_step")) == ["head.weight",
+                                                                          "head.bias"]
+    mlp = T.fixture_text("mlp", "train_step")
+    assert T.trained_names(mlp) == T.param_names(mlp)
+
+
+def test_classes_filter(fashion):
+    part = data.load("fashion-mnist", "test", classes=(5, 9), subset=300, seed=2)
+    assert len(part) == 300 and set(np.unique(part.labels)) == {5, 9}
+    full = data.load("fashion-mnist", "test", classes=(9, 5))
+    assert len(full) == int(np.sum(np.isin(data._raw("test")[1], [5, 9])))
+    with pytest.raises(ValueError, match="classes must be labels in 0..9"):
+        data.load("fashion-mnist", "test", classes=(3, 10))
+
+
+def save_vit_checkpoint(directory: Path, seed: int) -> list[np.ndarray]:
+    """A checkpoint of the plain ViT, as a pretraining run leaves it (random parameters)."""
+    text = T.fixture_text("vit", "train_step")
+    names = T.param_names(text)
+    shapes = [t.shape for t in runner.compile_module(text).train_step.signature.inputs[
+        :len(names)]]
+    params = [p + np.float32(0.1) * np.random.default_rng(seed).standard_normal(p.shape)
+              .astype(np.float32) for p in T.init_params(names, shapes, seed)]
+    cfg = T.Config(model="vit", checkpoint=str(directory), seed=seed)
+    T.save_checkpoint(cfg, params, T.make_optimizer(cfg, params), T.Result(cfg))
+    return params
+
+
+def test_lora_starts_as_the_base_model_and_trains_only_its_adapters(hot_opt, fashion, tmp_path):
+    """vit_lora initialised from a vit checkpoint computes the vit's logits (B = 0), two separate
+    exports; after some steps the frozen parameters are bit-identical and the adapters and the
+    head have moved."""
+    base = save_vit_checkpoint(tmp_path, seed=4)
+    ckpt = str(T.checkpoint_path(T.Config(model="vit", checkpoint=str(tmp_path), seed=4)))
+    train, test = fashion
+    cfg = T.Config(model="vit_lora", mode="fp32", optimizer="adamw", init=ckpt, seed=1,
+                   max_steps=4, eval=False, quiet=True)
+    r = T.train(cfg, train, test)
+    text = T.fixture_text("vit_lora", "train_step")
+    names, trained = T.param_names(text), T.trained_names(text)
+    by_name = dict(zip(T.param_names(T.fixture_text("vit", "train_step")), base))
+    initial = T.init_params(names, [p.shape for p in r.params], 1)
+    for n, p, p0 in zip(names, r.params, initial):
+        if n in trained:
+            assert not np.array_equal(p, p0), f"{n} did not move"
+        else:
+            np.testing.assert_array_equal(p, by_name[T.base_name(n)], err_msg=n)
+
+    # Before any step (B = 0, the head from the checkpoint): the vit's logits.
+    start = [p.copy() for p in initial]
+    T.load_frozen(Path(ckpt), names, start, [n for n in names if n not in trained])
+    for n in ("head.weight", "head.bias"):
+        start[names.index(n)] = by_name[n]
+    x = test.images[:1000]
+    lora_fwd = runner.compile_module(T.fixture_text("vit_lora", "forward")).forward
+    vit_fwd = runner.compile_module(T.fixture_text("vit", "forward")).forward
+    got, want = lora_fwd(*start, x), vit_fwd(*base, x)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+def test_init_errors(hot_opt, fashion, tmp_path):
+    text = T.fixture_text("mlp", "train_step")
+    names = T.param_names(text)
+    params = T.init_params(names, [(256, 784), (256,), (256, 256), (256,), (10, 256), (10,)], 0)
+    cfg = T.Config(model="mlp", checkpoint=str(tmp_path))
+    T.save_checkpoint(cfg, params, T.make_optimizer(cfg, params), T.Result(cfg))
+    lora = T.Config(model="vit_lora", init=str(T.checkpoint_path(cfg)), max_steps=1,
+                    eval=False, quiet=True)
+    with pytest.raises(ValueError, match="the mlp checkpoint has no parameter 'pos'"):
+        T.train(lora, *fashion)
+
+
+def test_frozen_gx_modes_reach_the_ir(hot_opt, tmp_path):
+    """vit_lora's 7 frozen layers with a gx (every base layer but block 0's qkv, whose input
+    needs no gradient): HOT rewrites their gx; hot-no-frozen-gx keeps it in floating point."""
+    import json
+    import subprocess
+    text = T.fixture_text("vit_lora", "train_step")
+    frozen = {}
+    for mode in ("hot", "hot-no-frozen-gx"):
+        report = tmp_path / f"{mode}.json"
+        opts = f"{T.pipeline_options(T.Config(model='vit_lora', mode=mode))} remarks=false"
+        subprocess.run([hot_opt, f"--hot-training-pipeline={opts}",
+                        f"--hot-report=format=json output={report}", "-o", "/dev/null"],
+                       input=text, text=True, check=True)
+        layers = json.loads(report.read_text())["functions"][0]["layers"]
+        frozen[mode] = [layer["gx"] for layer in layers if layer["gw"] == "absent"]
+    assert frozen["hot"] == ["H16 INT4"] * 7
+    assert len(frozen["hot-no-frozen-gx"]) == 7
+    assert all(g.startswith("fp (a frozen layer's gx") for g in frozen["hot-no-frozen-gx"])
