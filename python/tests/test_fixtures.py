@@ -71,6 +71,16 @@ EXPECTED_CONTRACTIONS = {
     "train/mlp_forward.mlir": (3, 0, 0, 0),
     "train/vit_train_step.mlir": (29, 12, 0, 0),
     "train/vit_forward.mlir": (10, 4, 0, 0),
+    # LoRA on the 8 qkv/proj/fc1/fc2 layers: 3 forward products each (base, A, B), so
+    # 1 + 8*3 + 1 = 26 with the patch embedding and the head. Backward: the head gw + gx (2),
+    # per LoRA layer gB, g(h), gA, gx through the base and through A (5), except block 0's qkv,
+    # whose input needs no gradient (3): 2 + 7*5 + 3 = 40. All 4 attention products have
+    # 2 backward products each, since block 0's qkv adapters are trained.
+    "train/vit_lora_train_step.mlir": (66, 12, 0, 0),
+    "train/vit_lora_forward.mlir": (26, 4, 0, 0),
+    # Linear probe: only the head trains, so the backward is the head's gw alone.
+    "train/vit_probe_train_step.mlir": (11, 4, 0, 0),
+    "train/vit_probe_forward.mlir": (10, 4, 0, 0),
 }
 
 TORCH_MODELS = ["mlp", "vit_block", "bert_layer", "llama_block", "llama_lora"]
