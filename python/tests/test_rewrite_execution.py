@@ -7,7 +7,10 @@ the same fresh random inputs.
 * quantization off and full-rank HLA: every result agrees within 1e-5 (bf16 graphs: within a
   few bf16 ulps of their truncated results) relative to its norm,
   with a floor of 0.1 of the median result norm for gradients that are zero in exact
-  arithmetic;
+  arithmetic; or, for a result that is ill-conditioned on these inputs, by no more than the
+  original graph's own result moves when its float inputs are perturbed by one ulp (the
+  rewrite reorders float sums, so it may not do better than that; a wrong rewrite is off by
+  O(1));
 * defaults: every result is finite, and forward-only functions are bit-identical, and so are
   the results of joint graphs that only the forward computes (loss, logits);
 * running the pipeline twice changes nothing.
@@ -57,7 +60,9 @@ def random_args(signature, rng):
     return args
 
 
-def run_both(rel, options):
+def run_both(rel, options, conditioning=False):
+    """(before, after, rewritten text), or with ``conditioning`` (before, after, the original
+    on ulp-perturbed inputs)."""
     text = (FIXTURES / rel).read_text()
     original = runner.compile_module(text)
     rewritten_text = rewrite(text, options)
@@ -72,7 +77,16 @@ def run_both(rel, options):
         results = results if isinstance(results, tuple) else (results,)
         return tuple(runner.from_bfloat16(r) if t.element == "bf16" else r
                      for r, t in zip(results, signature.results))
-    return as_floats(before), as_floats(after), rewritten_text
+    if not conditioning:
+        return as_floats(before), as_floats(after), rewritten_text
+    perturbed = original.call(name, *ulp_perturbed(args, np.random.default_rng(SEED + 1)))
+    return as_floats(before), as_floats(after), as_floats(perturbed)
+
+
+def ulp_perturbed(args, rng):
+    """The float32 inputs, each element moved by up to one ulp (relative 2^-23)."""
+    return [(a * (1 + rng.uniform(-2.0**-23, 2.0**-23, a.shape))).astype(a.dtype)
+            if isinstance(a, np.ndarray) and a.dtype == np.float32 else a for a in args]
 
 
 def tolerance(rel):
@@ -85,15 +99,22 @@ def tolerance(rel):
 
 @pytest.mark.parametrize("rel", EXECUTABLE)
 def test_exact_mode_matches_original(rel):
-    before, after, text = run_both(rel, "gx-bits=0 gw-bits=0 hla-rank=16")
+    before, after, perturbed = run_both(rel, "gx-bits=0 gw-bits=0 hla-rank=16",
+                                        conditioning=True)
     # Some gradients are zero in exact arithmetic (BERT's key bias: softmax ignores a shift
     # shared by all keys): relative to a floor of 0.1 of the median result norm.
     floor = 0.1 * np.median([np.linalg.norm(np.asarray(a, np.float64)) for a in before])
-    for i, (a, b) in enumerate(zip(before, after)):
-        a = np.asarray(a, np.float64)
-        b = np.asarray(b, np.float64)
-        error = np.linalg.norm(a - b) / max(np.linalg.norm(a), floor, 1e-30)
-        assert error < tolerance(rel), f"{rel} result {i}: relative error {error:.2e} (seed {SEED})"
+    def distance(a, b):
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        return np.linalg.norm(a - b) / max(np.linalg.norm(a), floor, 1e-30)
+    # N(0, 1) parameters can make a graph ill-conditioned (vit_lora: a one-ulp change of the
+    # inputs moves block 0's adapter gradients by ~1e-3): the original's own sensitivity is
+    # then the bound, capped at 1e-2 so that a wrong rewrite (off by O(1)) still fails.
+    for i, (a, b, c) in enumerate(zip(before, after, perturbed)):
+        error, sensitivity = distance(a, b), distance(a, c)
+        assert error < max(tolerance(rel), min(sensitivity, 1e-2)), \
+            f"{rel} result {i}: relative error {error:.2e}, one-ulp sensitivity " \
+            f"{sensitivity:.2e} (seed {SEED})"
 
 
 @pytest.mark.parametrize("rel", EXECUTABLE)
