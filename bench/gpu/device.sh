@@ -30,7 +30,7 @@ if python3 -c "import xdist, pytest_timeout" 2> /dev/null; then
 fi
 HOT_CUDA_ABORT_ON_ERROR=1 HOT_PREBUILT_DIR="$root/bench/gpu/prebuilt" \
   PYTHONPATH=python PYTHONUNBUFFERED=1 \
-  timeout "${HOT_GPU_TEST_LIMIT_S:-240}" python3 -m pytest -q -p no:cacheprovider --tb=short ${isolate[@]+"${isolate[@]}"} \
+  timeout "${HOT_GPU_TEST_LIMIT_S:-240}" python3 -m pytest -q -p no:cacheprovider -p no:benchmark --tb=short ${isolate[@]+"${isolate[@]}"} \
   python/tests/test_gpu_execution.py 2>&1 | tee "$out/gpu-tests.txt"
 tests=${PIPESTATUS[0]}
 echo "device.sh: tests exit $tests, benchmark exit $bench"

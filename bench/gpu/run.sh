@@ -33,10 +33,14 @@ root="$(cd "$here/../.." && pwd)"
 runtime="${HOT_CUDA_RUNTIME:-$build/libhot_cuda_runtime.so}"
 if [ -z "${HOT_CUDA_RUNTIME:-}" ] && { [ ! -f "$runtime" ] ||
     [ -n "$(find "$root/lib/Runtime/CUDA" "$root/include/hot/Runtime" -newer "$runtime" -print -quit)" ]; }; then
+  # The soname: a library linked against the runtime (DT_NEEDED
+  # libhot_cuda_runtime.so, as the prebuilt test libraries are) then binds to
+  # this copy once it is loaded, wherever it lies.
   echo "run.sh: building $runtime" >&2
   "$nvcc" -O2 -std=c++17 -shared -Xcompiler -fPIC,-fvisibility=hidden \
     -I"$root/include" "$root"/lib/Runtime/CUDA/*.cpp -o "$runtime" \
-    -L"$cuda/lib64/stubs" -lcuda -Xlinker -z,defs
+    -L"$cuda/lib64/stubs" -lcuda -Xlinker -z,defs \
+    -Xlinker -soname,libhot_cuda_runtime.so
 fi
 runtime_dir="$(cd "$(dirname "$runtime")" && pwd)"
 

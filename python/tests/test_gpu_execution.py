@@ -146,10 +146,10 @@ def test_wide_wgmma_tiles_on_gpu(device, tmp_path, m, n, k, options):
 
 # (m, n, k, options): K tiles that the splits do not divide (the last split shorter), rows and
 # columns past the tiles, a split past the K tiles (capped at one per tile), and a split the
-# model chooses itself (one 128x128 tile and a long K on 8 SMs).
+# model chooses itself (one 128x128 tile and a K long enough on 8 SMs, 4-bit operands too).
 SPLIT_K_SHAPES = [(130, 72, 1000, "split-k=3"), (64, 200, 700, "split-k=2"),
                   (17, 9, 500, "split-k=100"),
-                  (128, 128, 8192, "sm-count=8 tile-m=128 tile-n=128")]
+                  (128, 128, 16384, "sm-count=8 tile-m=128 tile-n=128")]
 
 
 def _split_k_count(text, chip, options):

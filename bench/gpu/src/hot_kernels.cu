@@ -220,7 +220,7 @@ void timeStep(const std::function<void()> &step, double &wallMs,
 
 /// The wall-time row and the kernels-only row of one module.
 std::vector<Row> stepRows(const HotModule *module, const std::string &group,
-                          const std::string &shape, double flops,
+                          const std::string &shape, double work,
                           const char *unit, double relError,
                           long long unwritten,
                           const std::function<void()> &step) {
@@ -234,8 +234,10 @@ std::vector<Row> stepRows(const HotModule *module, const std::string &group,
   k.impl = "hot " + module->get("library") + " (kernels only)";
   w.ms = wall;
   k.ms = kernel;
-  w.rate = flops / (wall * 1e-3) / 1e12;
-  k.rate = flops / (kernel * 1e-3) / 1e12;
+  // work: operations for TFLOP/s and TOPS, bytes for GB/s.
+  const double perUnit = std::strcmp(unit, "GB/s") == 0 ? 1e9 : 1e12;
+  w.rate = work / (wall * 1e-3) / perUnit;
+  k.rate = work / (kernel * 1e-3) / perUnit;
   w.rateUnit = k.rateUnit = unit;
   w.relError = k.relError = relError;
   w.unwritten = k.unwritten = unwritten;
@@ -679,12 +681,12 @@ std::vector<Row> runHotQuantize(const HotModule *module, double copyGBs) {
       freeQuantizeStep<MemRef0>(module, gym, seed);
   };
   std::vector<Row> out =
-      stepRows(module, group, shape, bytes / 1e3, "GB/s",
+      stepRows(module, group, shape, bytes, "GB/s",
                double(qDiff) / double(q.size()), outOfRange, step);
   // The kernels' own bandwidth: outputs prefetched to the device first.
   prefetching = true;
   std::vector<Row> fast =
-      stepRows(module, group, shape, bytes / 1e3, "GB/s",
+      stepRows(module, group, shape, bytes, "GB/s",
                double(qDiff) / double(q.size()), outOfRange, step);
   prefetching = false;
   Row k = fast[1];

@@ -284,9 +284,9 @@ struct IntMatmulToGPUOptions;
 /// tensor cores' full rate: waves of blocks (about one per SM at a time),
 /// each K step bound by the MACs or by the operand loads (L2's bandwidth
 /// shared by the busy SMs), a block's fixed latency and, with split K, the
-/// exchange of partial tiles and the launch that zeroes the counters.
-/// Estimates from public figures (LaunchModel.cpp), to be calibrated on a
-/// device.
+/// exchange of partial tiles and a split's fixed cost (the launch that zeroes
+/// the counters, the reductions). Constants calibrated on an H200
+/// (LaunchModel.cpp).
 double modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
                        StringRef chip);
 

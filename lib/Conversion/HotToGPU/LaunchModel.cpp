@@ -30,13 +30,19 @@ int64_t mlir::hot::getTypicalSMCount(StringRef chip) {
 }
 
 /// The model of chooseIntMmaLaunch, in units of one K step of 128 bytes of a
-/// 128 x 128 output tile at the tensor cores' full rate (~0.28 us on an H100
-/// SM: 2M int8 MACs at 4096 per clock). Estimates from public figures, to be
-/// calibrated on a device: a block's fixed latency (pipeline fill,
-/// epilogue) ~3 units; storing or loading a 128 x 128 i32 accumulator tile
-/// (64 KiB at ~64 bytes per clock per SM) ~2; the launch that zeroes the
-/// tile counters ~5.
-static constexpr double kBlockLatency = 3, kTileExchange = 2, kZeroLaunch = 5;
+/// 128 x 128 output tile at the tensor cores' full rate. Calibrated on an H200
+/// (bench/RESULTS.md, 2026-12-04): 21 wgmma kernels of the ViT-B backward
+/// products (gx and HLA gw of the four layers; 128 x 256, 128 x 128 and
+/// 64 x 128 tiles; K unsplit and split in 2 to 4) fit with one unit = 0.43 us
+/// and a root-mean-square relative error of 12 %, and the model then picks
+/// the fastest measured variant of each product. A block's fixed latency
+/// (pipeline fill, epilogue) ~9 units; storing or loading a 128 x 128 i32
+/// accumulator tile ~2.5; a split's fixed cost (the launch that zeroes the
+/// tile counters, the last blocks' reductions) ~22.5. The first estimates
+/// (3, 2 and 5) made a split look cheap: 128 x 128 tiles of fc1's gw split in
+/// 3 ran 28 % slower than unsplit.
+static constexpr double kBlockLatency = 9, kTileExchange = 2.5,
+                        kSplitCost = 22.5;
 static constexpr int64_t kMaxSplitK = 16;
 /// The largest workspace an automatic split may take (every split's
 /// accumulators): 256 MiB.
@@ -44,10 +50,11 @@ static constexpr int64_t kMaxAutoWorkspaceBytes = int64_t(256) << 20;
 
 /// Operand bytes per MAC that L2 can feed an SM when every SM loads: H100
 /// ~40 bytes per clock per SM against 4096 int8 MACs; A100 ~33 against
-/// 2048. So 128 x 128 tiles, which load 1/64 byte per MAC, are bound by L2 on
-/// Hopper when the chip is full, and small tiles more so.
+/// 2048. The H200's figures fit 0.012 best of 0.008 to 0.016: 128 x 128
+/// tiles, which load 1/64 byte per MAC, are bound by L2 on Hopper when the
+/// chip is full, and small tiles more so.
 static double getL2BytesPerMac(StringRef chip) {
-  return chip.starts_with("sm_90") ? 0.01 : 0.016;
+  return chip.starts_with("sm_90") ? 0.012 : 0.016;
 }
 
 double mlir::hot::modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
@@ -67,7 +74,7 @@ double mlir::hot::modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
   double exchange = kTileExchange * area;
   // Every block stores its tile; the last of a tile loads all of them.
   return waves * (work + kBlockLatency + exchange) +
-         double(spec.splitK) * exchange + kZeroLaunch;
+         double(spec.splitK) * exchange + kSplitCost;
 }
 
 void mlir::hot::chooseIntMmaLaunch(const IntMatmulToGPUOptions &options,

@@ -10,17 +10,19 @@
 // whichever the model of the kernel's time finds fastest on the chip's SMs
 // (132 on H100/H200, 108 on A100): waves of blocks, each K step bound by the
 // MACs or by L2 (which feeds 128 x 128 tiles too slowly on a full Hopper,
-// and 128 x 256 ones, with fewer operand bytes per MAC, less so), plus the
-// exchange of partial accumulators when K is split.
+// and 128 x 256 ones, with fewer operand bytes per MAC, less so), a block's
+// fixed latency, plus the exchange of partial accumulators and a split's
+// fixed cost when K is split (constants fitted to an H200's timings of these
+// products: bench/RESULTS.md, 2026-12-04).
 
 // ViT-B proj's gw, 768 x 768, K = 6464: 36 blocks of 128 x 128 would leave
-// most SMs idle; 72 of 64 x 128 (or, with the tiles fixed, 3 splits of K)
-// fill more of them.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t64x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); 64x128 tiles (the model of the kernel's time on 132 SMs: 35.6 against 54.0 for 128x128 tiles unsplit){{$}}
-// A100: remark: tensor-core kernel @hot_int_mma_s8_768x768x6464_t64x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); 64x128 tiles (the model of the kernel's time on 108 SMs: 28.2 against 53.5 for 128x128 tiles unsplit){{$}}
-// With 36 SMs to fill, 18 blocks of 128 x 256 split in 2 do.
-// FEW: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t128x256x128_s4_split2_i32: s8 wgmma.mma_async m64n256k32 (sm_90a has warpgroup MMA); 128x256 tiles; K split in 2 (18 tiles of 51 K steps): the last block of each tile adds the 2 partial products (the model of the kernel's time on 36 SMs: 80.9 against 82.7 for 128x128 tiles unsplit){{$}}
-// FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t128x128x128_s4_split3_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); K split in 3 (36 tiles of 51 K steps): the last block of each tile adds the 3 partial products (the model of the kernel's time on 132 SMs: 37.7 against 54.0 for 128x128 tiles unsplit){{$}}
+// most SMs idle; 72 of 64 x 128 (or, with the tiles fixed, 3 splits of K,
+// barely: the H200 ran them in 27 us against 30 unsplit) fill more of them.
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t64x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); 64x128 tiles (the model of the kernel's time on 132 SMs: 36.2 against 60.0 for 128x128 tiles unsplit){{$}}
+// A100: remark: tensor-core kernel @hot_int_mma_s8_768x768x6464_t64x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); 64x128 tiles (the model of the kernel's time on 108 SMs: 34.2 against 59.5 for 128x128 tiles unsplit){{$}}
+// With 36 SMs, 36 blocks of 128 x 128 fill them: nothing to split.
+// FEW: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
+// FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t128x128x128_s4_split3_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); K split in 3 (36 tiles of 51 K steps): the last block of each tile adds the 3 partial products (the model of the kernel's time on 132 SMs: 59.6 against 60.0 for 128x128 tiles unsplit){{$}}
 // NOSPLIT: remark: tensor-core kernel @hot_int_mma_wgmma_s8_768x768x6464_t64x128x128_s4_i32:
 // A split given by option is used as is (51 K steps: 5 splits of 11, the last 7).
 // SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_{{.*}}_split5_i32: {{.*}}; K split in 5 ({{.*}} of 51 K steps){{.*}}partial products
@@ -30,12 +32,13 @@ func.func @gw_proj(%a: tensor<768x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<7
 }
 
 // ViT-B fc1's gw, 3072 x 768: 144 blocks of 128 x 128 are 1.09 waves on 132
-// SMs; split in 3, 432 blocks are 3.3 waves of a third of the work (the
-// A100's choice, and the H200's with the tiles fixed, below). On the H200,
-// 72 blocks of 128 x 256 run one wave with L2 to spare: the MACs bound it.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x256x128_s4_i32: s8 wgmma.mma_async m64n256k32 (sm_90a has warpgroup MMA); 128x256 tiles (the model of the kernel's time on 132 SMs: 105.0 against 165.4 for 128x128 tiles unsplit){{$}}
-// FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x128x128_s4_split3_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA); K split in 3 (144 tiles of 51 K steps): the last block of each tile adds the 3 partial products (the model of the kernel's time on 132 SMs: 137.2 against 165.4 for 128x128 tiles unsplit){{$}}
-// A100: remark: tensor-core kernel @hot_int_mma_s8_3072x768x6464_t128x128x64_w64x32_s3_split3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid); K split in 3 (144 tiles of 101 K steps): the last block of each tile adds the 3 partial products (the model of the kernel's time on 108 SMs: 99.0 against 107.0 for 128x128 tiles unsplit){{$}}
+// SMs; split in 3, 432 blocks would be 3.3 waves of a third of the work, but
+// each block's latency and the split's cost outweigh the half-empty wave (the
+// H200 ran the split in 71 us against 56 unsplit). On the H200, 72 blocks of
+// 128 x 256 run one wave with L2 to spare: the MACs bound it (45 us).
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x256x128_s4_i32: s8 wgmma.mma_async m64n256k32 (sm_90a has warpgroup MMA); 128x256 tiles (the model of the kernel's time on 132 SMs: 111.0 against 150.8 for 128x128 tiles unsplit){{$}}
+// FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
+// A100: remark: tensor-core kernel @hot_int_mma_s8_3072x768x6464_t128x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid){{$}}
 // NOSPLIT: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x256x128_s4_i32:
 // SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_{{.*}}_split5_i32: {{.*}}; K split in 5 (
 func.func @gw_fc1(%a: tensor<3072x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<3072x768xi32> {
@@ -45,7 +48,7 @@ func.func @gw_fc1(%a: tensor<3072x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<3
 
 // ViT-B proj's gx, 12608 x 768: 594 blocks already; K = 768 is 6 steps. On
 // the H200, 297 blocks of 128 x 256 load fewer bytes per MAC.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_12608x768x768_t128x256x128_s4_i32: s8 wgmma.mma_async m64n256k32 (sm_90a has warpgroup MMA); 128x256 tiles (the model of the kernel's time on 132 SMs: 51.2 against 61.9 for 128x128 tiles unsplit){{$}}
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_12608x768x768_t128x256x128_s4_i32: s8 wgmma.mma_async m64n256k32 (sm_90a has warpgroup MMA); 128x256 tiles (the model of the kernel's time on 132 SMs: 63.0 against 84.1 for 128x128 tiles unsplit){{$}}
 // FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_12608x768x768_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
 // A100: remark: tensor-core kernel @hot_int_mma_s8_12608x768x768_t128x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid){{$}}
 func.func @gx_proj(%a: tensor<12608x768xi8>, %b: tensor<768x768xi8>) -> tensor<12608x768xi32> {
@@ -54,7 +57,7 @@ func.func @gx_proj(%a: tensor<12608x768xi8>, %b: tensor<768x768xi8>) -> tensor<1
 }
 
 // One K step: the smallest tiles waste the fewest MACs; nothing to split.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_t64x64x128_s4_i32: s8 wgmma.mma_async m64n64k32 (sm_90a has warpgroup MMA); 64x64 tiles (the model of the kernel's time on 132 SMs: 3.2 against 4.0 for 128x128 tiles unsplit){{$}}
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_t64x64x128_s4_i32: s8 wgmma.mma_async m64n64k32 (sm_90a has warpgroup MMA); 64x64 tiles (the model of the kernel's time on 132 SMs: 9.2 against 10.0 for 128x128 tiles unsplit){{$}}
 // H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_1x1x32_t64x64x128_s4_i32:
 // FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
 // SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_200x40x32_{{[^_]*}}_s4_i32:
