@@ -233,7 +233,9 @@ def main():
             # quantize kernels' 8-byte K-major stores beat them. On sm_90a,
             # the bf16 graph with mma.sync products too: the layer's figure
             # even if the wgmma kernel fails on the device. And the bf16
-            # graph without K splits: what they bring to the layer.
+            # graph without K splits: what they bring to the layer. And the
+            # bf16 graph with nearest rounding (no stochastic hash): against
+            # _bf16, what the hash costs the transform kernels.
             layer_variants = [
                 ("", "", "", "f32"),
                 ("_unshared", " share-statistics=0", "", "f32"),
@@ -241,7 +243,8 @@ def main():
                 ("_bf16", "", "", "bf16"),
                 ("_bf16_transposed", " fuse-transposes=0", "", "bf16"),
                 ("_bf16_nosplit", " split-k=1", "", "bf16"),
-                ("_bf16_t128", " tile-m=128 tile-n=128", "", "bf16")]
+                ("_bf16_t128", " tile-m=128 tile-n=128", "", "bf16"),
+                ("_bf16_nearest", "", " rounding=nearest", "bf16")]
             if args.chip == "sm_90a":
                 layer_variants.append(("_bf16_mma", " wgmma=0", "", "bf16"))
             for suffix, extra, rewrite, dtype in layer_variants:

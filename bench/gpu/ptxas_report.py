@@ -12,9 +12,15 @@ shared memory of every kernel of our own (`hot_*`; the generic linalg kernels ar
 one row) and, where cuobjdump is available, the tensor-core instructions in the SASS.
 
     .venv/bin/python bench/gpu/ptxas_report.py [--layers qkv fc2] [--chips sm_80 sm_90a]
+        [--dtype bf16] [--rewrite " rounding=nearest"] [--mix]
+
+--mix adds, per kernel, the static SASS instruction mix: what a kernel that is bound by
+instruction issue (as the transform kernels were on an H200, bench/RESULTS.md) spends its
+instructions on. Static counts: straight-line code counts once, a loop's body once.
 """
 
 import argparse
+import collections
 import os
 import re
 import shutil
@@ -41,8 +47,8 @@ def find_tool(name):
     return str(found[-1]) if found else shutil.which(name)
 
 
-def lower_to_ptx(hot_opt, text, chip):
-    rewritten = subprocess.run([hot_opt, "--hot-rewrite-backward-matmuls=remarks=false"],
+def lower_to_ptx(hot_opt, text, chip, rewrite=""):
+    rewritten = subprocess.run([hot_opt, "--hot-rewrite-backward-matmuls=remarks=false" + rewrite],
                                input=text, capture_output=True, text=True, check=True).stdout
     lowered = subprocess.run([hot_opt, f"--hot-lower-to-nvvm=chip={chip} format=isa"],
                              input=rewritten, capture_output=True, text=True, check=True).stdout
@@ -97,6 +103,44 @@ def sass_mma(cuobjdump, cubin):
     return out
 
 
+# SASS opcodes by what they spend: the integer ALU (the stochastic hash is multiplies, shifts
+# and xors), floating point, the IEEE division's check and slow path (FCHK, one per division),
+# warp shuffles, and global and shared memory.
+MIX_CLASSES = {
+    "integer": {"IMAD", "IADD3", "VIADD", "LOP3", "SHF", "LEA", "IMNMX", "ISETP", "PRMT", "I2FP",
+                "F2I", "IABS", "POPC", "FLO", "BREV", "SEL"},
+    "float": {"FADD", "FMUL", "FFMA", "FMNMX", "FSEL", "FSETP", "FRND", "MUFU", "HFMA2", "F2F",
+              "HADD2", "HMUL2"},
+    "divisions (FCHK)": {"FCHK"},
+    "shuffles": {"SHFL"},
+    "memory": {"LDG", "STG", "LDS", "STS", "LDSM", "LDGSTS", "ATOMG", "RED", "LD", "ST"},
+}
+
+
+def sass_mix(cuobjdump, cubin):
+    """Per kernel: a Counter of its SASS opcodes (static)."""
+    text = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True,
+                          check=True).stdout
+    out, name = {}, None
+    for line in text.splitlines():
+        m = re.search(r"Function : (\w+)", line)
+        if m:
+            name = m.group(1)
+            out[name] = collections.Counter()
+            continue
+        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
+        if m and name:
+            out[name][m.group(1)] += 1
+    return out
+
+
+def mix_row(counts):
+    total = sum(counts.values())
+    cells = [f"{sum(n for op, n in counts.items() if op in ops)}" for ops in MIX_CLASSES.values()]
+    top = ", ".join(f"{op} {n}" for op, n in counts.most_common(6))
+    return f"{total} | " + " | ".join(cells) + f" | {top}"
+
+
 def short(name):
     """hot_int_mma_s8_768x768x6464_t128x... -> int_mma_s8 768x768x6464."""
     m = re.match(r"hot_(int_mma_(?:wgmma_)?s[48])_(\d+x\d+x\d+)", name)
@@ -120,6 +164,9 @@ def main(argv=None):
     p.add_argument("--hot-opt", default=str(ROOT / "build" / "bin" / "hot-opt"))
     p.add_argument("--layers", nargs="+", default=[l[0] for l in export.LAYERS])
     p.add_argument("--chips", nargs="+", default=["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"])
+    p.add_argument("--dtype", choices=["f32", "bf16"], default="f32")
+    p.add_argument("--rewrite", default="", help="more hot-rewrite-backward-matmuls options")
+    p.add_argument("--mix", action="store_true", help="the SASS instruction mix per kernel")
     a = p.parse_args(argv)
     ptxas_bin, cuobjdump = find_tool("ptxas"), find_tool("cuobjdump")
     if ptxas_bin is None:
@@ -128,16 +175,20 @@ def main(argv=None):
     print("| layer | chip | kernel | registers | spill bytes | static smem bytes | "
           "SASS tensor-core ops |")
     print("|---|---|---|---|---|---|---|")
+    mixes = []
     for name, o, i in export.LAYERS:
         if name not in a.layers:
             continue
-        text = export.layer_module(f"layer_{name}", o, i)
+        text = export.layer_module(f"layer_{name}", o, i, a.dtype)
         for chip in a.chips:
-            ours, generic = lower_to_ptx(a.hot_opt, text, chip)
+            ours, generic = lower_to_ptx(a.hot_opt, text, chip, a.rewrite)
             with tempfile.TemporaryDirectory() as tmp:
                 work = Path(tmp)
                 kernels, cubin = ptxas(ptxas_bin, "".join(ours), chip, work)
                 mma = sass_mma(cuobjdump, cubin)
+                if a.mix and cuobjdump:
+                    mixes += [(name, chip, short(k), c) for k, c in
+                              sass_mix(cuobjdump, cubin).items()]
                 for k, r in kernels.items():
                     ops = ", ".join(f"{n}× {op}" for op, n in sorted(mma.get(k, {}).items()))
                     print(f"| {name} | {chip} | {short(k)} | {r['regs']} | {r['spill']} | "
@@ -151,6 +202,12 @@ def main(argv=None):
                           f"≤ {max(r['regs'] for r in gen.values())} | "
                           f"{sum(r['spill'] for r in gen.values())} | "
                           f"≤ {max(r['smem'] for r in gen.values())} | - |")
+    if mixes:
+        print("\n| layer | chip | kernel | SASS instructions | " + " | ".join(MIX_CLASSES) +
+              " | most frequent |")
+        print("|---|---|---|---:|" + "---:|" * len(MIX_CLASSES) + "---|")
+        for name, chip, kernel, counts in mixes:
+            print(f"| {name} | {chip} | {kernel} | {mix_row(counts)} |")
     return 0
 
 
