@@ -340,20 +340,17 @@ std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
   // shuffles. Lanes p >= h add the same two partials the other way round,
   // which gives the same sum; lane 0 ends with the tensor's.
   Value zero = arith::ConstantOp::create(b, b.getF64FloatAttr(0));
-  auto loop = scf::ForOp::create(b, lane, cst(spec.m), cst(kWarpSize),
-                                 ValueRange{zero, zero});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value row = loop.getInductionVar();
-    SmallVector<Value> sums;
-    for (auto [which, partial] : llvm::enumerate(loop.getRegionIterArgs()))
-      sums.push_back(arith::AddFOp::create(
-          b, partial,
-          memref::LoadOp::create(b, rowSums, ValueRange{cst(which), row})));
-    scf::YieldOp::create(b, sums);
-  }
-  Value s1 = loop.getResult(0), s2 = loop.getResult(1);
+  SmallVector<Value> sums = emitLaneStridedFold(
+      b, lane, spec.m, ValueRange{zero, zero},
+      [&](Value row) -> SmallVector<Value> {
+        return {memref::LoadOp::create(b, rowSums, ValueRange{cst(0), row}),
+                memref::LoadOp::create(b, rowSums, ValueRange{cst(1), row})};
+      },
+      [&](ValueRange acc, ValueRange loaded) -> SmallVector<Value> {
+        return {arith::AddFOp::create(b, acc[0], loaded[0]),
+                arith::AddFOp::create(b, acc[1], loaded[1])};
+      });
+  Value s1 = sums[0], s2 = sums[1];
   for (int64_t h = kWarpSize / 2; h >= 1; h /= 2) {
     s1 = addFromLaneXor(s1, h);
     s2 = addFromLaneXor(s2, h);

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::hot;
 
@@ -80,21 +82,63 @@ Value mlir::hot::emitWarpMax(ImplicitLocOpBuilder &b, Value value) {
   return value;
 }
 
+SmallVector<Value> mlir::hot::emitLaneStridedFold(
+    ImplicitLocOpBuilder &b, Value lane, int64_t count, ValueRange inits,
+    function_ref<SmallVector<Value>(Value row)> load,
+    function_ref<SmallVector<Value>(ValueRange acc, ValueRange loaded)>
+        combine) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, v);
+  };
+  SmallVector<Value> acc(inits);
+  // Whole chunks of `ahead` rows per lane, every row in range (fewer than
+  // kFoldLoadsAhead when that leaves fewer rows to the loop below: 510
+  // partials are one chunk of 15 rows per lane and 30 more rows).
+  int64_t ahead = std::min(kFoldLoadsAhead, count / kWarpSize);
+  int64_t chunk = kWarpSize * ahead;
+  int64_t whole = ahead > 0 ? count / chunk * chunk : 0;
+  if (whole > 0) {
+    auto loop =
+        scf::ForOp::create(b, index(0), index(whole), index(chunk), acc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value first = arith::AddIOp::create(b, loop.getInductionVar(), lane);
+    SmallVector<SmallVector<Value>> loaded;
+    for (int64_t u = 0; u < ahead; ++u)
+      loaded.push_back(
+          load(arith::AddIOp::create(b, first, index(u * kWarpSize))));
+    SmallVector<Value> folded(loop.getRegionIterArgs());
+    for (ArrayRef<Value> values : loaded)
+      folded = combine(folded, values);
+    scf::YieldOp::create(b, folded);
+    acc = loop.getResults();
+  }
+  // The rest, one row per iteration.
+  Value restBegin =
+      whole > 0 ? Value(arith::AddIOp::create(b, lane, index(whole))) : lane;
+  auto rest =
+      scf::ForOp::create(b, restBegin, index(count), index(kWarpSize), acc);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rest.getBody());
+    scf::YieldOp::create(
+        b, combine(rest.getRegionIterArgs(), load(rest.getInductionVar())));
+  }
+  return rest.getResults();
+}
+
 Value mlir::hot::emitPartialsMax(ImplicitLocOpBuilder &b, Value partials,
                                  int64_t count, Value lane) {
   Value zero = arith::ConstantOp::create(b, b.getF32FloatAttr(0));
-  auto loop = scf::ForOp::create(
-      b, lane, arith::ConstantIndexOp::create(b, count),
-      arith::ConstantIndexOp::create(b, kWarpSize), ValueRange{zero});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value partial =
-        memref::LoadOp::create(b, partials, ValueRange{loop.getInductionVar()});
-    scf::YieldOp::create(b, Value(arith::MaximumFOp::create(
-                                b, loop.getRegionIterArgs()[0], partial)));
-  }
-  return emitWarpMax(b, loop.getResult(0));
+  SmallVector<Value> max = emitLaneStridedFold(
+      b, lane, count, zero,
+      [&](Value row) -> SmallVector<Value> {
+        return {memref::LoadOp::create(b, partials, ValueRange{row})};
+      },
+      [&](ValueRange acc, ValueRange loaded) -> SmallVector<Value> {
+        return {arith::MaximumFOp::create(b, acc[0], loaded[0])};
+      });
+  return emitWarpMax(b, max[0]);
 }
 
 Value mlir::hot::emitQuantizeValue(ImplicitLocOpBuilder &b, Value y,

@@ -37,6 +37,22 @@ void emitBlockButterfly(ImplicitLocOpBuilder &b, MutableArrayRef<Value> v,
 /// max(acc, |v|) over `v`, with arith.maximumf (a NaN propagates).
 Value emitAbsMax(ImplicitLocOpBuilder &b, ArrayRef<Value> v, Value acc);
 
+/// Rows of a lane's fold issued per round trip to memory by
+/// emitLaneStridedFold.
+inline constexpr int64_t kFoldLoadsAhead = 16;
+
+/// Folds rows lane, lane + 32, lane + 64, ... (< count) into `inits`, in that
+/// order: acc = combine(acc, load(row)). The loads of up to kFoldLoadsAhead
+/// rows per lane are issued before any of them is combined, so a warp waits
+/// for one round trip to memory per chunk rather than per row (LLVM alone
+/// unrolls by 4); the combines keep the rows' order, so the result is that
+/// of the plain loop, bit for bit.
+SmallVector<Value> emitLaneStridedFold(
+    ImplicitLocOpBuilder &b, Value lane, int64_t count, ValueRange inits,
+    function_ref<SmallVector<Value>(Value row)> load,
+    function_ref<SmallVector<Value>(ValueRange acc, ValueRange loaded)>
+        combine);
+
 /// arith.maximumf of `value` over the 32 lanes of the warp (a butterfly
 /// reduction: every lane gets the result).
 Value emitWarpMax(ImplicitLocOpBuilder &b, Value value);

@@ -286,6 +286,27 @@ func.func @sawb(%w: tensor<8x64xf32>, %g: tensor<8x64xf32>)
 
 // -----
 
+// The scale kernel's folds over rows (520 rows of partials: one whole chunk
+// of 16 rows per lane, then the 8 left one at a time): the 16 loads of a
+// chunk are issued before its adds, which keep the rows' order.
+// CHECK-LABEL: gpu.func @hot_hadamard_scale_520x8_b1_v4_w8_p520_sawb
+//       CHECK:   scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c512{{(_[0-9]+)?}} step %c512{{.*}} -> (f32)
+// CHECK-COUNT-16:  memref.load {{.*}} : memref<520xf32>
+//       CHECK:     arith.maximumf
+//       CHECK:   scf.for %{{.*}} = %{{.*}} to %c520{{(_[0-9]+)?}} step %c32{{.*}} -> (f32)
+//       CHECK:   scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c512{{(_[0-9]+)?}} step %c512{{.*}} -> (f64, f64)
+// CHECK-COUNT-32:  memref.load {{.*}} : memref<2x520xf64>
+//   CHECK-NOT:     memref.load
+//       CHECK:     arith.addf {{.*}} : f64
+//       CHECK:   scf.for %{{.*}} = %{{.*}} to %c520{{(_[0-9]+)?}} step %c32{{.*}} -> (f64, f64)
+func.func @sawb_many_rows(%w: tensor<520x8xf32>) -> (tensor<520x8xi8>, tensor<f32>) {
+  %q, %s = hot.quantize %w bits 4 granularity per_tensor scale sawb
+      rounding nearest : tensor<520x8xf32> -> tensor<520x8xi8>, tensor<f32>
+  return %q, %s : tensor<520x8xi8>, tensor<f32>
+}
+
+// -----
+
 // The gw path's HLA on [samples, T, C] along T (37 tokens: 2 blocks of 16
 // and a tail of 5): each thread owns 4 channels of one token block at a
 // time (10 threads of 32 hold the 40 channels); one (sample, token block)
