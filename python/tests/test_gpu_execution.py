@@ -125,20 +125,24 @@ def _random_product(m, n, k, bits):
     return a, b, qa.astype(np.int64) @ qb.astype(np.int64).T
 
 
-# (m, n, k, options): wgmma's 128x256 tiles (m64n256k32, 128 accumulators a thread): columns
-# past the last tile (520 = 2·256 + 8), with a K split, and as the model's own choice (two output
-# tiles of 128x256 on 4 SMs, which the remark must state).
-WIDE_WGMMA_SHAPES = [(300, 520, 1000, "tile-n=256"), (130, 300, 700, "tile-n=256 split-k=2"),
-                     (256, 512, 4096, "sm-count=4")]
+# (m, n, k, options, tile-n): wgmma's 128x256 tiles (m64n256k32, 128 accumulators a thread):
+# columns past the last tile (520 = 2·256 + 8), with a K split, and as the model's own choice
+# (two output tiles of 128x256 on 4 SMs, which the remark must state); and its 128x192 tiles
+# (m64n192k32): columns past the last tile (400 = 2·192 + 16), and the model's choice for
+# N = 768 on 8 SMs (8 tiles of 128x192: one wave; 128x256 would take 6 blocks of more work).
+WIDE_WGMMA_SHAPES = [(300, 520, 1000, "tile-n=256", 256), (130, 300, 700, "tile-n=256 split-k=2", 256),
+                     (256, 512, 4096, "sm-count=4", 256), (300, 400, 1000, "tile-n=192", 192),
+                     (256, 768, 1024, "sm-count=8", 192)]
 
 
-@pytest.mark.parametrize("m,n,k,options", WIDE_WGMMA_SHAPES)
-def test_wide_wgmma_tiles_on_gpu(device, tmp_path, m, n, k, options):
-    """The wgmma kernel on 128x256 tiles, bit for bit."""
+@pytest.mark.parametrize("m,n,k,options,tile_n", WIDE_WGMMA_SHAPES)
+def test_wide_wgmma_tiles_on_gpu(device, tmp_path, m, n, k, options, tile_n):
+    """The wgmma kernel on 128x256 and 128x192 tiles, bit for bit."""
     chip = arch_specific_chip_or_skip(device)
     text = _int_matmul_module(m, n, k, False, True, 8)
     remarks = _lowering_remarks(text, chip, options)
-    assert remarks is None or ("_t128x256x128_" in remarks and "m64n256k32" in remarks), remarks
+    assert remarks is None or (f"_t128x{tile_n}x128_" in remarks
+                               and f"m64n{tile_n}k32" in remarks), remarks
     gpu = compile_gpu(text, device, tmp_path, chip, options)
     a, b, want = _random_product(m, n, k, 8)
     np.testing.assert_array_equal(gpu.product(a, b), want)
@@ -202,13 +206,14 @@ def test_split_k_layer_on_gpu(device, tmp_path, monkeypatch, granularity, arch_s
     check_narrow_layer(compile_split, SPLIT_K_LAYER_SHAPE, "bf16", granularity)
 
 
+@pytest.mark.parametrize("tile_n", [256, 192])
 @pytest.mark.parametrize("granularity", NARROW_LAYER_GRANULARITIES, ids=["tensor", "lqs"])
-def test_wide_wgmma_layer_on_gpu(device, tmp_path, granularity):
-    """A bf16 layer's backward with its products on wgmma's 128x256 tiles (check_narrow_layer):
-    the fused rescale and bf16 store of 256-column tiles, with per-tensor scales and LQS's
-    per-token and per-channel ones."""
+def test_wide_wgmma_layer_on_gpu(device, tmp_path, granularity, tile_n):
+    """A bf16 layer's backward with its products on wgmma's 128x256 or 128x192 tiles
+    (check_narrow_layer): the fused rescale and bf16 store of 256- and 192-column tiles, with
+    per-tensor scales and LQS's per-token and per-channel ones."""
     chip = arch_specific_chip_or_skip(device)
-    check_narrow_layer(lambda text: compile_gpu(text, device, tmp_path, chip, "tile-n=256"),
+    check_narrow_layer(lambda text: compile_gpu(text, device, tmp_path, chip, f"tile-n={tile_n}"),
                        SPLIT_K_LAYER_SHAPE, "bf16", granularity)
 
 

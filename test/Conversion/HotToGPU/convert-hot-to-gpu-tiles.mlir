@@ -6,7 +6,7 @@
 // RUN: hot-opt %s --convert-hot-to-gpu="chip=sm_90a split-k=5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT5
 
 // Automatic tiles (tile-m and tile-n left at 0: 128 x 128, its halvings
-// down to 64 and, for wgmma, 128 x 256) and K splits (split-k=0: up to 16),
+// down to 64 and, for wgmma, 128 x 256 and 128 x 192) and K splits (split-k=0: up to 16),
 // whichever the model of the kernel's time finds fastest on the chip's SMs
 // (132 on H100/H200, 108 on A100): waves of blocks, each K step bound by the
 // MACs or by L2 (which feeds 128 x 128 tiles too slowly on a full Hopper,
@@ -35,11 +35,13 @@ func.func @gw_proj(%a: tensor<768x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<7
 // SMs; split in 3, 432 blocks would be 3.3 waves of a third of the work, but
 // each block's latency and the split's cost outweigh the half-empty wave (the
 // H200 ran the split in 71 us against 56 unsplit). On the H200, 72 blocks of
-// 128 x 256 run one wave with L2 to spare: the MACs bound it (45 us).
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x256x128_s4_i32: s8 wgmma.mma_async m64n256k32 (sm_90a has warpgroup MMA); 128x256 tiles (the model of the kernel's time on 132 SMs: 111.0 against 150.8 for 128x128 tiles unsplit){{$}}
+// 128 x 256 run one wave with L2 to spare: the MACs bound it (45 us); 96
+// blocks of 128 x 192 run one wave with three quarters of their work each
+// (the model's choice, not yet measured).
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x192x128_s4_i32: s8 wgmma.mma_async m64n192k32 (sm_90a has warpgroup MMA); 128x192 tiles (the model of the kernel's time on 132 SMs: 85.5 against 150.8 for 128x128 tiles unsplit){{$}}
 // FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
 // A100: remark: tensor-core kernel @hot_int_mma_s8_3072x768x6464_t128x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid){{$}}
-// NOSPLIT: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x256x128_s4_i32:
+// NOSPLIT: remark: tensor-core kernel @hot_int_mma_wgmma_s8_3072x768x6464_t128x192x128_s4_i32:
 // SPLIT5: remark: tensor-core kernel @hot_int_mma_wgmma_s8_{{.*}}_split5_i32: {{.*}}; K split in 5 (
 func.func @gw_fc1(%a: tensor<3072x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<3072x768xi32> {
   %c = hot.int_matmul %a, %b transposed : tensor<3072x6464xi8>, tensor<768x6464xi8> -> tensor<3072x768xi32>
@@ -47,8 +49,9 @@ func.func @gw_fc1(%a: tensor<3072x6464xi8>, %b: tensor<768x6464xi8>) -> tensor<3
 }
 
 // ViT-B proj's gx, 12608 x 768: 594 blocks already; K = 768 is 6 steps. On
-// the H200, 297 blocks of 128 x 256 load fewer bytes per MAC.
-// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_12608x768x768_t128x256x128_s4_i32: s8 wgmma.mma_async m64n256k32 (sm_90a has warpgroup MMA); 128x256 tiles (the model of the kernel's time on 132 SMs: 63.0 against 84.1 for 128x128 tiles unsplit){{$}}
+// the H200, wider tiles load fewer bytes per MAC: 297 blocks of 128 x 256
+// are 2.25 waves, 396 of 128 x 192 exactly 3.
+// H200: remark: tensor-core kernel @hot_int_mma_wgmma_s8_12608x768x768_t128x192x128_s4_i32: s8 wgmma.mma_async m64n192k32 (sm_90a has warpgroup MMA); 128x192 tiles (the model of the kernel's time on 132 SMs: 56.3 against 84.1 for 128x128 tiles unsplit){{$}}
 // FIXED: remark: tensor-core kernel @hot_int_mma_wgmma_s8_12608x768x768_t128x128x128_s4_i32: s8 wgmma.mma_async m64n128k32 (sm_90a has warpgroup MMA){{$}}
 // A100: remark: tensor-core kernel @hot_int_mma_s8_12608x768x768_t128x128x64_w64x32_s3_i32: s8 mma.sync m16n8k32 (operands on an 8-bit grid){{$}}
 func.func @gx_proj(%a: tensor<12608x768xi8>, %b: tensor<768x768xi8>) -> tensor<12608x768xi32> {
