@@ -203,6 +203,12 @@ extern "C" void *mgpuModuleLoadJIT(void *data, int optLevel) {
 extern "C" void mgpuModuleUnload(void *module) {
   if (!module)
     return;
+  // A lowered module unloads its image from a global destructor, which at
+  // process exit can run after the driver has shut down: the driver freed
+  // the image with everything else, so there is nothing to do or report.
+  CUcontext current = nullptr;
+  if (cuCtxGetCurrent(&current) == CUDA_ERROR_DEINITIALIZED)
+    return;
   ContextGuard guard(__func__);
   HOT_CUDA_CHECK(cuModuleUnload(static_cast<CUmodule>(module)));
   // Its functions' handles may name another module's functions later.

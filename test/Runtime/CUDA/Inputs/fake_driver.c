@@ -138,6 +138,8 @@ static struct {
   long long allocationCalls[2]; // Successful calls: device, managed.
   int errors;
   char lastKernel[256];
+  /// Set by fakeCudaShutDown.
+  int shutDown;
 } fake = {.mutex = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread CUcontext contextStack[MAX_CONTEXT_DEPTH];
@@ -219,6 +221,8 @@ CUresult cuInit(unsigned flags) {
 }
 
 #define REQUIRE_INIT(call)                                                     \
+  if (fake.shutDown)                                                           \
+    return CUDA_ERROR_DEINITIALIZED;                                           \
   if (!fake.initialized)                                                       \
   return fail(CUDA_ERROR_NOT_INITIALIZED, call, "cuInit was not called")
 
@@ -1392,6 +1396,10 @@ void fakeCudaPushUserContext(void) {
 }
 
 /// Pops the caller's own context, which must be current: 0 on success.
+/// The driver shuts down, as it does at process exit before the destructors
+/// of libraries loaded later: every call answers CUDA_ERROR_DEINITIALIZED.
+void fakeCudaShutDown(void) { fake.shutDown = 1; }
+
 int fakeCudaPopUserContext(void) {
   if (!contextDepth || contextStack[contextDepth - 1] != &userContext)
     return 1;
