@@ -7,8 +7,8 @@
 // RUN: rm -rf %t.driver && mkdir %t.driver
 // RUN: %build_fake_cuda_driver %t.driver/libcuda.so.1
 // RUN: %host_cc -O1 -I%S/Inputs %s -o %t -ldl
-// RUN: env LD_LIBRARY_PATH=%t.driver HOT_CUDA_ABORT_ON_ERROR=1 %t
-// %hot_cuda_runtime 2>&1 | FileCheck %s
+// RUN: env LD_LIBRARY_PATH=%t.driver HOT_CUDA_ABORT_ON_ERROR=1 \
+// RUN:   %t %hot_cuda_runtime 2>&1 | FileCheck %s
 
 #include "host.h"
 
