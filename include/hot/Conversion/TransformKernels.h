@@ -144,9 +144,10 @@ struct LowRankKernelSpec {
   /// per channel.
   int64_t inputMaxBlock = 0;
   OutputMax outputMax = OutputMax::None;
-  /// Quantize stage: the Statistics kernel's gridY (same gridX), and the
-  /// rounding of hadamard(x) and of y.
-  int64_t statisticsGridY = 0;
+  /// Quantize and Scales stages: the Statistics kernel's grid (its gridX is
+  /// not this kernel's where their vector widths differ), and the rounding
+  /// of hadamard(x) and of y.
+  int64_t statisticsGridX = 0, statisticsGridY = 0;
   LowRankQuantization inputQuantization, outputQuantization;
   /// Quantize stage: with outputKBytes > 0, y's q is stored for a product
   /// that reads it K-contiguous: as [inner][outputKBytes], row c holding the
@@ -185,6 +186,13 @@ struct LowRankKernelSpec {
   }
   /// Per-tensor partials of a Project or Statistics kernel.
   int64_t numPartials() const { return gridX() * gridY; }
+  /// The per-tensor partials this kernel writes (Project, Statistics) or
+  /// reads (Quantize, Scales).
+  int64_t tensorPartials() const {
+    return stage == LowRankStage::Quantize || stage == LowRankStage::Scales
+               ? statisticsGridX * statisticsGridY
+               : numPartials();
+  }
   /// The K order of this projection's rows as a product's operand.
   OperandKOrder getKOrder(bool tailsLast) const {
     return {outer, projectedSize(), numBlocks() * int64_t(rows.size()),

@@ -107,7 +107,10 @@ std::string LowRankKernelSpec::getKernelName() const {
     }
     os << "_out_" << getOutputMaxName(outputMax);
     rounding(outputQuantization);
-    os << "_g" << statisticsGridY;
+    os << "_g";
+    if (statisticsGridX != gridX())
+      os << statisticsGridX << "x";
+    os << statisticsGridY;
     if (outputKBytes > 0)
       os << "_kmajor" << outputKBytes << outputKOrder.getSuffix();
     os << getInputTypeSuffix(inputElementType);
@@ -159,7 +162,7 @@ struct LowRankArgs {
                                         : f32));
     if (spec.stage == LowRankStage::Project)
       add(y, MemRefType::get(outShape, f32));
-    auto tensorPartials = MemRefType::get({spec.gridX() * rows}, f32);
+    auto tensorPartials = MemRefType::get({spec.tensorPartials()}, f32);
     if (spec.inputMaxBlock > 0) {
       add(inPartials, tensorPartials);
       if (quantizes) {
@@ -482,7 +485,7 @@ void LowRankEmitter::loadScales() {
       arith::AndIOp::create(
           b, isZero(tid), isZero(gpu::BlockIdOp::create(b, gpu::Dimension::x))),
       isZero(gpu::BlockIdOp::create(b, gpu::Dimension::y)));
-  int64_t tensorPartials = spec.gridX() * spec.statisticsGridY;
+  int64_t tensorPartials = spec.tensorPartials();
   auto tensorScale = [&](int position, int64_t qmax) -> Value {
     return arith::DivFOp::create(
         b, emitPartialsMax(b, arg(position), tensorPartials, lane),

@@ -387,8 +387,22 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
                                     stats.numItems());
   LowRankKernelSpec quantize = *spec;
   quantize.stage = LowRankStage::Quantize;
+  // Per tensor, one channel per thread: the quantize kernel keeps a block's
+  // tokens of each of its channels in registers with both quantizations'
+  // work, and 4 channels took 127 registers (2 blocks of 256 threads per SM,
+  // latency bound); 1 takes 60 (4 blocks). On an H200 this kernel of ViT-B
+  // fc1's gy ran in 142 us against 169 (qkv's: 109 against 171), x's in 21
+  // against 24 (bench/RESULTS.md); the Statistics kernel, with few
+  // registers, keeps 4 (vector loads). Per channel (LQS), not measured yet,
+  // keeps the vector width.
+  if (!column) {
+    quantize.vectorWidth = 1;
+    quantize.threads =
+        std::min<int64_t>(256, llvm::alignTo(quantize.inner, kWarpSize));
+  }
   quantize.inputMaxBlock = hadamardBlock;
   quantize.outputMax = stats.outputMax;
+  quantize.statisticsGridX = stats.gridX();
   quantize.statisticsGridY = stats.gridY;
   quantize.gridY = std::clamp<int64_t>(kMaxQuantizeBlocks / quantize.gridX(), 1,
                                        quantize.numItems());

@@ -15,7 +15,7 @@
 // byte by byte; block row 0 of the grid zeroes K = 42..47.
 
 // REMARK: remark: tensor-core kernel @hot_int_mma_s8_48x40x48_t64x64x64_w64x32_s3_rescale00_f32
-// REMARK: remark: lowrank and the quantizes of its result in one pass over the data after a statistics pass: @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v4_t32_stats_outmax_p6 ({{.*}}) then @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v4_t32_quantize_out_tensor_q127s_g6_kmajor48_tl2x16 (quantizes y with the CPU path's rounding; y never reaches memory); it writes the q of y as the product's K-contiguous operand [48][48] i8 in tails-last K order, in place of @hot_transpose_s8_42x48_to_48x48_tl2x16
+// REMARK: remark: lowrank and the quantizes of its result in one pass over the data after a statistics pass: @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v4_t32_stats_outmax_p6 ({{.*}}) then @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v1_t64_quantize_out_tensor_q127s_g6_kmajor48_tl2x16 (quantizes y with the CPU path's rounding; y never reaches memory); it writes the q of y as the product's K-contiguous operand [48][48] i8 in tails-last K order, in place of @hot_transpose_s8_42x48_to_48x48_tl2x16
 // REMARK: remark: lowrank and the quantizes of its result {{.*}} it writes the q of y as the product's K-contiguous operand [40][48] i8 in tails-last K order, in place of @hot_transpose_s8_42x40_to_40x48_tl2x16
 // REMARK-NOT: not K-contiguous
 

@@ -31,7 +31,7 @@ func.func @shared_bf16(%gy3: tensor<2x37x40xbf16>, %seed: i64)
 //   CHECK-NOT:   arith.extf
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32_stats_inmax8_outmax_p6_bf16 {{.*}} args(%[[X]] : memref<2x37x40xbf16>,
 //   CHECK-NOT:   arith.extf
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32_quantize_in8_q7s_out_tensor_q127s_g6_bf16 {{.*}} args(%[[X]] : memref<2x37x40xbf16>,
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_v1_t64_quantize_in8_q7s_out_tensor_q127s_g6_bf16 {{.*}} args(%[[X]] : memref<2x37x40xbf16>,
 //   CHECK-NOT:   arith.extf
 //       CHECK:   return
 //       CHECK: gpu.func @hot_lowrank_2x37x40_b16_k_0_8_12_4_6_14_10_2_v4_t32_stats_inmax8_outmax_p6_bf16(%[[IN:.*]]: memref<2x37x40xbf16>,

@@ -446,7 +446,7 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // of the [202, 768] tensor the gw quantize reads), each with its own seed.
 // The projection never reaches memory.
 
-// REMARK: remark: lowrank and the quantizes of its input's hadamard and of its result in one pass over the data after a statistics pass: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)|, 26 partials; max|y|, 26 partials) then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127n_g26 (quantizes the hadamard and y with the CPU path's rounding; y never reaches memory)
+// REMARK: remark: lowrank and the quantizes of its input's hadamard and of its result in one pass over the data after a statistics pass: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)|, 26 partials; max|y|, 26 partials) then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127n_g1x26 (quantizes the hadamard and y with the CPU path's rounding; y never reaches memory)
 
 // With share-statistics=false: the lowrank kernel and two absmax + quantize
 // pairs, each absmax a pass of its own.
@@ -465,7 +465,7 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 //       CHECK:   %[[SOUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<f32>
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
 //  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>)
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127n_g26 blocks in (%c1{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c192
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127n_g1x26 blocks in (%c3{{.*}}, %c26{{.*}}, %c1{{.*}}) threads in (%c256
 //  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[PIN]] : memref<26xf32>, %[[QIN]] : memref<2x197x768xi8>, %[[SIN]] : memref<f32>, %[[POUT]] : memref<26xf32>, %[[QOUT]] : memref<2x101x768xi8>, %[[SOUT]] : memref<f32>, %[[SEED]] : i64)
 //       CHECK:   %[[TIN:.*]] = bufferization.to_tensor %[[QIN]]
 //       CHECK:   tensor.collapse_shape %[[TIN]] {{\[}}[0, 1], [2]] : tensor<2x197x768xi8> into tensor<394x768xi8>
@@ -475,19 +475,21 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 //       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26(
 //   CHECK-NOT:     vector.store
 //       CHECK:     gpu.barrier
-//       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127n_g26(
+//       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127n_g1x26(
 // Both scales: the partials' max over the warp, over qmax.
 //       CHECK:     memref.load %arg1
 //       CHECK:     arith.divf %{{.*}}, %cst{{.*}} : f32
 //       CHECK:     memref.load %arg4
 //       CHECK:     arith.divf %{{.*}}, %cst{{.*}} : f32
+// One channel per thread (per tensor: few registers, more blocks per SM),
+// so the 16-channel Hadamard of the gx path takes four shuffle stages.
 //       CHECK:     scf.for
-//       CHECK:       vector.load {{.*}} : memref<2x197x768xf32>, vector<4xf32>
-//       CHECK:       gpu.shuffle  xor
+//       CHECK:       vector.load {{.*}} : memref<2x197x768xf32>, vector<1xf32>
+// CHECK-COUNT-4:     gpu.shuffle  xor
 //       CHECK:       math.floor
-//       CHECK:       vector.store {{.*}} : memref<2x197x768xi8>, vector<4xi8>
+//       CHECK:       vector.store {{.*}} : memref<2x197x768xi8>, vector<1xi8>
 //       CHECK:       math.round
-//       CHECK:       vector.store {{.*}} : memref<2x101x768xi8>, vector<4xi8>
+//       CHECK:       vector.store {{.*}} : memref<2x101x768xi8>, vector<1xi8>
 //   CHECK-NOT:     vector.store {{.*}}xf32>
 func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
     -> (tensor<394x768xi8>, tensor<f32>, tensor<202x768xi8>, tensor<f32>) {

@@ -8,7 +8,7 @@
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNSHARED
 
 // SHARED: remark: lowrank and the quantizes of its input's hadamard and of its result in one pass over the data after a statistics pass: @hot_lowrank_4x20x64_b16_k_0_8_12_4_6_14_10_2_v4_t32_stats_inmax16_outmax_p8
-// SHARED-SAME: then @hot_lowrank_4x20x64_b16_k_0_8_12_4_6_14_10_2_v4_t32_quantize_in16_q7s_out_tensor_q127s_g8
+// SHARED-SAME: then @hot_lowrank_4x20x64_b16_k_0_8_12_4_6_14_10_2_v1_t64_quantize_in16_q7s_out_tensor_q127s_g8
 // SHARED-NOT: absmax
 
 // UNSHARED-DAG: remark: lowrank kernel @hot_lowrank_4x20x64_b16_k_0_8_12_4_6_14_10_2_v4_t32:

@@ -37,14 +37,14 @@
 // PTX: ld.global.v4.b16
 // PTX80-NOT: cvt.f32.bf16
 // PTX90: cvt.f32.bf16
-// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127s_g26_kmajor208_tl2x96_bf16(
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127s_g1x26_kmajor208_tl2x96_bf16(
 // PTX: st.global.b8 [%rd{{[0-9]+}}+207], 0;
-// PTX: ld.global.v4.b16
-// PTX: st.global.v2.b32 [%rd{{[0-9]+}}+208], {%r{{[0-9]+}}, %r{{[0-9]+}}};
+// PTX: ld.global.b16
+// PTX: st.global.v2.b32 [%rd{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}};
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_outmax_p26_bf16(
 // PTX: ld.global.v4.b16
-// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_out_tensor_q127n_g26_kmajor208_tl2x96_bf16(
-// PTX: ld.global.v4.b16
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_out_tensor_q127n_g1x26_kmajor208_tl2x96_bf16(
+// PTX: ld.global.b16
 // PTX: st.global.v2.b32
 // W's SAWB statistics and quantize compute its Hadamard along dim 0 as
 // they load: each lane loads its 4 bf16 values of the 16 rows of its row's

@@ -31,12 +31,13 @@
 // PTX: shfl.sync.bfly.b32
 // PTX: max.NaN.f32
 // PTX: bar.sync
-// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_in16_q7s_out_tensor_q127s_g26(
-// PTX: ld.global.v4.b32
+// PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127s_g1x26(
+// PTX-NOT: ld.global.v4
+// PTX: ld.global.b32
 // PTX: shfl.sync.bfly.b32
 // PTX: div.rn.f32
 // PTX: cvt.rmi.f32.f32
-// PTX: st.global.b32
+// PTX: st.global.b8
 // The gw path with LQS's per-channel scales: per-channel maxima, the
 // scales, the quantize.
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_outmaxcol_p26(
