@@ -80,9 +80,8 @@ def ptxas(ptxas_bin, ptx, chip, work):
     return kernels, cubin
 
 
-def sass_mma(cuobjdump, cubin):
-    """Per kernel: the counts of integer tensor-core instructions (mma.sync's IMMA, wgmma's
-    IGMMA) by shape and type."""
+def sass_by_kernel(cuobjdump, cubin):
+    """Per kernel: the lines of its SASS ({} without cuobjdump)."""
     if cuobjdump is None:
         return {}
     env = dict(os.environ)
@@ -96,11 +95,19 @@ def sass_mma(cuobjdump, cubin):
         m = re.search(r"Function : (\w+)", line)
         if m:
             name = m.group(1)
-            out[name] = {}
-        m = re.search(r"\b(IMMA\.\d+\.[SU]\d\.[SU]\d|IGMMA\.\d+x\d+x\d+\.[SU]\d\.[SU]\d)", line)
-        if m and name:
-            out[name][m.group(1)] = out[name].get(m.group(1), 0) + 1
+            out[name] = []
+        elif name:
+            out[name].append(line)
     return out
+
+
+def sass_mma(sass):
+    """Per kernel of `sass` (sass_by_kernel): the counts of integer tensor-core instructions
+    (mma.sync's IMMA, wgmma's IGMMA) by shape and type."""
+    pattern = re.compile(r"\b(IMMA\.\d+\.[SU]\d\.[SU]\d|IGMMA\.\d+x\d+x\d+\.[SU]\d\.[SU]\d)")
+    return {name: collections.Counter(m.group(1) for line in lines
+                                      for m in [pattern.search(line)] if m)
+            for name, lines in sass.items()}
 
 
 # SASS opcodes by what they spend: the integer ALU (the stochastic hash is multiplies, shifts
@@ -117,21 +124,12 @@ MIX_CLASSES = {
 }
 
 
-def sass_mix(cuobjdump, cubin):
-    """Per kernel: a Counter of its SASS opcodes (static)."""
-    text = subprocess.run([cuobjdump, "-sass", str(cubin)], capture_output=True, text=True,
-                          check=True).stdout
-    out, name = {}, None
-    for line in text.splitlines():
-        m = re.search(r"Function : (\w+)", line)
-        if m:
-            name = m.group(1)
-            out[name] = collections.Counter()
-            continue
-        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)", line)
-        if m and name:
-            out[name][m.group(1)] += 1
-    return out
+def sass_mix(sass):
+    """Per kernel of `sass` (sass_by_kernel): a Counter of its SASS opcodes (static)."""
+    pattern = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)")
+    return {name: collections.Counter(m.group(1) for line in lines
+                                      for m in [pattern.search(line)] if m)
+            for name, lines in sass.items()}
 
 
 def mix_row(counts):
@@ -185,10 +183,10 @@ def main(argv=None):
             with tempfile.TemporaryDirectory() as tmp:
                 work = Path(tmp)
                 kernels, cubin = ptxas(ptxas_bin, "".join(ours), chip, work)
-                mma = sass_mma(cuobjdump, cubin)
-                if a.mix and cuobjdump:
-                    mixes += [(name, chip, short(k), c) for k, c in
-                              sass_mix(cuobjdump, cubin).items()]
+                sass = sass_by_kernel(cuobjdump, cubin)
+                mma = sass_mma(sass)
+                if a.mix:
+                    mixes += [(name, chip, short(k), c) for k, c in sass_mix(sass).items()]
                 for k, r in kernels.items():
                     ops = ", ".join(f"{n}× {op}" for op, n in sorted(mma.get(k, {}).items()))
                     print(f"| {name} | {chip} | {short(k)} | {r['regs']} | {r['spill']} | "

@@ -293,7 +293,8 @@ double modelIntMmaTime(const IntMmaKernelSpec &spec, int64_t sms,
 /// Sets the tiling and K split of `spec` (whose shape and kind are set): of
 /// the options' tiling (with autoTiles also, where the kind can build them
 /// and grid.y allows, tile-n doubled and times 1.5 for wgmma, and each
-/// halving of tile-m and/or tile-n down to 64) and the options' split-k (at most one split per K tile; with 0 every count up to
+/// halving of tile-m and/or tile-n down to 64) and the options' split-k (at
+/// most one split per K tile; with 0 every count up to
 /// 16 whose workspace stays within 256 MiB; counts that give the same split
 /// sizes are one candidate), the one modelIntMmaTime finds fastest on `sms`
 /// SMs; ties keep the options' tiling, then the wider tiles (wgmma's N is

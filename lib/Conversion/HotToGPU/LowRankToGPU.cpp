@@ -160,6 +160,14 @@ static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
   return kernel;
 }
 
+/// `width` consecutive channels per thread (vector accesses), and as many
+/// threads per block as the channels need, in whole warps, up to 256.
+static void setChannelsPerThread(LowRankKernelSpec &spec, int64_t width) {
+  spec.vectorWidth = width;
+  spec.threads = std::min<int64_t>(
+      256, llvm::alignTo(spec.inner / spec.vectorWidth, kWarpSize));
+}
+
 /// Checks `transform` and fills the kernel spec (without statistics). On
 /// failure returns the reason.
 static FailureOr<LowRankKernelSpec>
@@ -195,9 +203,7 @@ getBlockTransformSpec(const BlockTransform &transform,
     spec.inner *= type.getDimSize(d);
   spec.rows = transform.keptRows();
   spec.inputElementType = getKernelSourceElementType(transform.input);
-  spec.vectorWidth = getVectorWidth(spec.inner);
-  spec.threads =
-      std::min<int64_t>(256, llvm::alignTo(spec.inner / spec.vectorWidth, 32));
+  setChannelsPerThread(spec, getVectorWidth(spec.inner));
   // Items of 8 tokens at least: 8 independent loads per thread (16 rows of
   // two quantizations take ~250 registers).
   spec.itemBlocks = std::max<int64_t>(1, 8 / spec.block);
@@ -395,11 +401,8 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   // against 24 (bench/RESULTS.md); the Statistics kernel, with few
   // registers, keeps 4 (vector loads). Per channel (LQS), not measured yet,
   // keeps the vector width.
-  if (!column) {
-    quantize.vectorWidth = 1;
-    quantize.threads =
-        std::min<int64_t>(256, llvm::alignTo(quantize.inner, kWarpSize));
-  }
+  if (!column)
+    setChannelsPerThread(quantize, 1);
   quantize.inputMaxBlock = hadamardBlock;
   quantize.outputMax = stats.outputMax;
   quantize.statisticsGridX = stats.gridX();
