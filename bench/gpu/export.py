@@ -272,17 +272,23 @@ def main():
                     f"launches = {' '.join(f'{k}:{b}' for k, b in found)}\n"
                     f"needs = {' '.join(needs)}\n")
                 print(f"export.py: {so.name} {so.stat().st_size} bytes")
-            for granularity, suffix in (("per_row", ""),
-                                        ("per_tensor", "_tensor")):
+            # The per-row kernel keeps each row in registers (read once);
+            # `_twice` is the kernel that transforms it twice, for
+            # comparison in the same run.
+            for granularity, suffix, extra in (
+                    ("per_row", "", ""),
+                    ("per_row", "_twice", " row-values-in-registers=0"),
+                    ("per_tensor", "_tensor", "")):
                 name = f"hq_{layer}{suffix}"
                 so = out / f"{name}.so"
                 needs, remark = lower(
-                    args, hq_module(name, n, o, granularity), [lower_to_nvvm],
-                    so, tmp, remark=f"fused hadamard (block {HQ_BLOCK}) + "
+                    args, hq_module(name, n, o, granularity),
+                    [lower_to_nvvm + extra], so, tmp,
+                    remark=f"fused hadamard (block {HQ_BLOCK}) + "
                     f"{granularity} quantize")
                 (out / f"{name}.txt").write_text(
                     f"# hot.quantize(hot.hadamard(gy)) lowered by hot-opt "
-                    f"{lower_to_nvvm}\n# hot-opt: {remark}\n"
+                    f"{lower_to_nvvm}{extra}\n# hot-opt: {remark}\n"
                     f"kind = hq\nlayer = {layer}\n"
                     f"library = {so.name}\nsymbol = _mlir_ciface_{name}\n"
                     f"rows = {n}\ncols = {o}\nblock = {HQ_BLOCK}\n"

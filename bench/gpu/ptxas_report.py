@@ -47,10 +47,10 @@ def find_tool(name):
     return str(found[-1]) if found else shutil.which(name)
 
 
-def lower_to_ptx(hot_opt, text, chip, rewrite=""):
+def lower_to_ptx(hot_opt, text, chip, rewrite="", lower=""):
     rewritten = subprocess.run([hot_opt, "--hot-rewrite-backward-matmuls=remarks=false" + rewrite],
                                input=text, capture_output=True, text=True, check=True).stdout
-    lowered = subprocess.run([hot_opt, f"--hot-lower-to-nvvm=chip={chip} format=isa"],
+    lowered = subprocess.run([hot_opt, f"--hot-lower-to-nvvm=chip={chip} format=isa" + lower],
                              input=rewritten, capture_output=True, text=True, check=True).stdout
     ptx = re.findall(r'gpu\.binary @hot_kernels[^\n]*?assembly = "((?:[^"\\]|\\.)*)"', lowered)
     generic = re.findall(r'gpu\.binary @(?!hot_kernels)[\w$.]+[^\n]*?assembly = '
@@ -164,6 +164,10 @@ def main(argv=None):
     p.add_argument("--chips", nargs="+", default=["sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"])
     p.add_argument("--dtype", choices=["f32", "bf16"], default="f32")
     p.add_argument("--rewrite", default="", help="more hot-rewrite-backward-matmuls options")
+    p.add_argument("--lower", default="", help="more hot-lower-to-nvvm options")
+    p.add_argument("--hq", action="store_true",
+                   help="the layers' fused hadamard + quantize modules (hq_<layer>, per row) "
+                        "instead of their backward")
     p.add_argument("--mix", action="store_true", help="the SASS instruction mix per kernel")
     a = p.parse_args(argv)
     ptxas_bin, cuobjdump = find_tool("ptxas"), find_tool("cuobjdump")
@@ -177,9 +181,10 @@ def main(argv=None):
     for name, o, i in export.LAYERS:
         if name not in a.layers:
             continue
-        text = export.layer_module(f"layer_{name}", o, i, a.dtype)
+        text = (export.hq_module(f"hq_{name}", export.BATCH * export.TOKENS, o, "per_row") if a.hq
+                else export.layer_module(f"layer_{name}", o, i, a.dtype))
         for chip in a.chips:
-            ours, generic = lower_to_ptx(a.hot_opt, text, chip, a.rewrite)
+            ours, generic = lower_to_ptx(a.hot_opt, text, chip, a.rewrite, a.lower)
             with tempfile.TemporaryDirectory() as tmp:
                 work = Path(tmp)
                 kernels, cubin = ptxas(ptxas_bin, "".join(ours), chip, work)

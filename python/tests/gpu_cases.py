@@ -560,6 +560,51 @@ def check_column_hadamard_quantize(compile, m, n, block, element, granularity, s
     np.testing.assert_array_equal(q, q_ref)
 
 
+# (m, n, block, element) of check_row_hadamard_quantize: 96 values per lane (the most the
+# kernel keeps in registers by default), 100 (transformed twice), a partial last chunk at
+# vector widths 4, 2 and 1, one-element blocks, a bf16 input.
+ROW_HADAMARD_SHAPES = [(9, 3072, 16, "f32"), (5, 3200, 16, "f32"), (7, 1000, 8, "f32"),
+                       (6, 1002, 2, "f32"), (3, 33, 1, "f32"), (10, 96, 16, "bf16")]
+ROW_HADAMARD_QUANTIZES = [("maxabs", "stochastic"), ("maxabs", "nearest"), ("sawb", "nearest")]
+
+
+def _row_hadamard_module(m, n, block, element, scale, rounding):
+    """quantize(hadamard(x along 1, block)) per row, 4 bits, of an [m, n] input (bf16 extended
+    to f32 first): the gx path's gy with LQS."""
+    t, e = f"tensor<{m}x{n}xf32>", f"tensor<{m}x{n}x{element}>"
+    head = f"func.func @q(%x{'n' if element != 'f32' else ''}: {e}, %seed: i64)"
+    extend = f"  %x = arith.extf %xn : {e} to {t}\n" if element != "f32" else ""
+    hadamard = f"  %h = hot.hadamard %x along 1 block {block} : {t}\n" if block > 1 else ""
+    seed = " seed %seed" if rounding == "stochastic" else ""
+    return (f"{head} -> (tensor<{m}x{n}xi8>, tensor<{m}xf32>) {{\n{extend}{hadamard}"
+            f"  %q, %s = hot.quantize {'%h' if block > 1 else '%x'} bits 4 granularity per_row"
+            f" scale {scale} rounding {rounding}{seed} : {t} -> tensor<{m}x{n}xi8>,"
+            f" tensor<{m}xf32>\n"
+            f"  return %q, %s : tensor<{m}x{n}xi8>, tensor<{m}xf32>\n}}\n")
+
+
+def check_row_hadamard_quantize(compile, m, n, block, element, scale, rounding):
+    """The per-row fused hadamard + quantize kernel (the row kept in registers, or transformed
+    twice), against the reference's hadamard then quantize: q and the scales bit for bit, with
+    rows of zeros, of a NaN and of an Inf (scales 0, NaN and Inf or NaN), and rows whose
+    magnitudes span 10^-2 to 10^2."""
+    module = compile(_row_hadamard_module(m, n, block, element, scale, rounding))
+    rng = np.random.default_rng([m, n, block, len(element), len(scale), len(rounding)])
+    x = (rng.standard_t(3, (m, n)) * 10.0 ** rng.uniform(-2, 2, (m, 1))).astype(np.float32)
+    x[0] = 0
+    x[1, n - 1] = np.nan
+    x[2, n // 2] = np.inf
+    xn = _narrow(x, element) if element != "f32" else x
+    seed = 987654321987
+    q, s = module.q(xn, seed)
+    w = _widen(xn, element) if element != "f32" else x
+    h = reference.hadamard(w, 1, block) if block > 1 else w
+    q_ref, s_ref = reference.quantize(h, 4, "per_row", scale, rounding,
+                                      seed if rounding == "stochastic" else None)
+    _same_bits(s, s_ref)
+    np.testing.assert_array_equal(q, q_ref)
+
+
 LOOP_TRIPS = [0, 1, 5]
 
 _LOOP_MODULE = """

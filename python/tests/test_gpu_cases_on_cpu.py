@@ -5,7 +5,9 @@ GPU."""
 
 import pytest
 
-from gpu_cases import (LOOP_TRIPS, check_column_hadamard_quantize, check_gw_given_x,
+from gpu_cases import (LOOP_TRIPS, ROW_HADAMARD_QUANTIZES, ROW_HADAMARD_SHAPES,
+                       check_column_hadamard_quantize, check_gw_given_x,
+                       check_row_hadamard_quantize,
                        check_loop_iter_args,
                        COLUMN_HADAMARD_QUANTIZES, COLUMN_HADAMARD_SHAPES, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, PAIR_SHAPES,
                        PER_COL_SHAPES, SHARED_GY_SHAPES, check_narrow_layer,
@@ -65,3 +67,9 @@ def test_column_hadamard_quantize_on_cpu(compile, m, n, block, element, granular
 @pytest.mark.parametrize("trips", LOOP_TRIPS)
 def test_loop_iter_args_on_cpu(compile, trips):
     check_loop_iter_args(compile, trips)
+
+
+@pytest.mark.parametrize("scale,rounding", ROW_HADAMARD_QUANTIZES)
+@pytest.mark.parametrize("m,n,block,element", ROW_HADAMARD_SHAPES)
+def test_row_hadamard_quantize_on_cpu(compile, m, n, block, element, scale, rounding):
+    check_row_hadamard_quantize(compile, m, n, block, element, scale, rounding)

@@ -17,7 +17,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from gpu_cases import (LOOP_TRIPS, check_column_hadamard_quantize, check_gw_given_x, COLS,
+from gpu_cases import (LOOP_TRIPS, ROW_HADAMARD_QUANTIZES, ROW_HADAMARD_SHAPES,
+                       check_column_hadamard_quantize, check_gw_given_x, COLS,
+                       check_row_hadamard_quantize,
                        check_loop_iter_args,
                        COLUMN_HADAMARD_QUANTIZES, COLUMN_HADAMARD_SHAPES, MODULE, NARROW_LAYER_GRANULARITIES, NARROW_LAYER_SHAPES, OUT,
                        PAIR_SHAPES, PER_COL_SHAPES, ROWS, SHAPES, SHARED_GY_SHAPES, _chip,
@@ -321,6 +323,21 @@ def test_sawb_quantize_on_gpu(device, tmp_path, m, n, block, granularity):
     q_ref, s_ref = reference.quantize(h, 4, granularity, "sawb", "nearest")
     _same_bits(s, s_ref)
     np.testing.assert_array_equal(q, q_ref)
+
+
+@pytest.mark.parametrize("scale,rounding", ROW_HADAMARD_QUANTIZES)
+@pytest.mark.parametrize("m,n,block,element,regs", [
+    pytest.param(*shape, regs, id="-".join(map(str, shape)) + f"-{regs}regs")
+    for shape in ROW_HADAMARD_SHAPES for regs in (96, 0) if not (regs and shape[1] > 3072)])
+def test_row_hadamard_quantize_on_gpu(device, tmp_path, m, n, block, element, scale, rounding,
+                                      regs):
+    """The per-row fused kernel (check_row_hadamard_quantize), with the row kept in registers
+    where it fits (row-values-in-registers=96, the default: 5x3200 has 100 values per lane, so
+    only its transformed-twice kernel runs) and always transformed twice (=0)."""
+    check_row_hadamard_quantize(
+        lambda text: compile_gpu(text, device, tmp_path,
+                                 options=f"row-values-in-registers={regs}"),
+        m, n, block, element, scale, rounding)
 
 
 @pytest.mark.parametrize("granularity,scale,rounding", COLUMN_HADAMARD_QUANTIZES)

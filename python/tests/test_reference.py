@@ -419,6 +419,23 @@ def test_uniform_distribution(rng):
     assert abs(corr) < 5 / math.sqrt(n)
 
 
+def test_uniform_pairs_at_row_lags(rng):
+    """u of elements one row apart is jointly uniform (64 x 64 buckets, chi-square) at the row
+    lengths of real layers. Both rounds of mix32 are needed for this: with one round,
+    mix32(idx xor key), these lags give z-scores of 10^2 to 10^5 (bench/RESULTS.md), so a
+    cheaper hash must pass this test first."""
+    n = 2**20
+    seed = int(rng.integers(-(2**63), 2**63 - 1, dtype=np.int64))
+    u = ref.uniform(seed, np.arange(n, dtype=np.int64)).astype(np.float64)
+    cells = 64 * 64
+    for lag in (1, 2, 16, 64, 256, 768, 1024, 3072, 4096):
+        a, b = u[:-lag], u[lag:]
+        counts = np.bincount((a * 64).astype(int) * 64 + (b * 64).astype(int), minlength=cells)
+        expect = a.size / cells
+        z = (((counts - expect) ** 2 / expect).sum() - (cells - 1)) / math.sqrt(2 * (cells - 1))
+        assert abs(z) < 6, (lag, z)
+
+
 def test_hash_has_no_collisions(rng):
     n = 2**20
     seed = int(rng.integers(-(2**63), 2**63 - 1, dtype=np.int64))

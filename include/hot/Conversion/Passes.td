@@ -138,7 +138,11 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     values of the block's rows and running the butterfly stages that lead to
     its row in registers; the row's max|y| by a
     shuffle reduction (per tensor: a first kernel of per-warp partial maxima),
-    nearest or stochastic rounding with the CPU path's hash. SAWB scales add
+    nearest or stochastic rounding with the CPU path's hash. A per-row kernel
+    keeps its row in registers from the max to the quantize, reading it
+    once, when each lane holds at most `row-values-in-registers` values of
+    it (96 by default: rows of up to 3072 f32), and transforms it twice
+    otherwise. SAWB scales add
     each row's f64 sums in docs/numerics.md's 128 interleaved partials (each
     lane keeps 4 in registers) and a tree of xor shuffles; per tensor, the row sums are stored and
     one warp combines them as docs/numerics.md defines (each lane's
@@ -281,6 +285,12 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "quantizes that read its input (through a hadamard) or its "
            "result, and quantize both itself when nothing else reads its "
            "result (with hadamard-quantize and lowrank)">,
+    Option<"rowValuesInRegisters", "row-values-in-registers", "int64_t",
+           /*default=*/"96",
+           "Most values per lane of a row that a per_row hadamard + quantize "
+           "kernel keeps in registers from its statistics to its quantize, "
+           "reading the row once (longer rows are transformed twice; 0: "
+           "always)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect",

@@ -107,6 +107,12 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
                      "quantizes that share their data (and quantize both "
                      "when nothing else reads the projection)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> rowValuesInRegisters{
+      *this, "row-values-in-registers",
+      llvm::cl::desc("Most values per lane of a row that a per_row "
+                     "hadamard + quantize kernel keeps in registers (the row "
+                     "read once; 0: always transformed twice)"),
+      llvm::cl::init(96)};
   PassOptions::Option<bool> fuseTransposes{
       *this, "fuse-transposes",
       llvm::cl::desc("The quantize kernel of a lowrank's result writes a "

@@ -55,6 +55,11 @@ struct HadamardQuantizeKernelSpec {
   bool sawb = false;
   /// 4, 2 or 1: the widest that divides n.
   int64_t vectorWidth = 1;
+  /// `Row` and `Tensor`: each lane loads its values of the whole row once and
+  /// keeps them, transformed, in registers from the statistics to the quantize
+  /// (the row is read once). Without it the row is transformed twice, which
+  /// fits any row length.
+  bool rowInRegisters = false;
   /// Warps (rows in flight) per thread block.
   int64_t warpsPerBlock = 8;
   /// Partial maxima read by `Tensor` and `Scale`. `AbsMax` stores one per
@@ -226,6 +231,10 @@ struct TransformsToGPUOptions {
   int64_t maxHadamardBlock = 128;
   /// Largest HLA block (the whole block lives in one thread's registers).
   int64_t maxLowRankBlock = 32;
+  /// Most values per lane of a row that the per-row hadamard + quantize
+  /// kernel keeps in registers from its statistics to its quantize (the row
+  /// is read once; longer rows are transformed twice).
+  int64_t maxRowValuesInRegisters = 96;
   /// Whether lowrank kernels compute the statistics of the quantizes that
   /// share their data (lowerTransformsToGPU).
   bool shareStatistics = true;

@@ -15,8 +15,11 @@
 // Stages run lowest bit first, and the element with bit s clear computes
 // lo + hi, the other lo - hi, then every value is multiplied by c_b: the
 // exact operations of docs/numerics.md, so the results equal the CPU path's.
-// The row is transformed twice, once for its statistics and once to
-// quantize, rather than kept in registers: any row length fits without
+// With `rowInRegisters` (rows short enough), each lane loads its values of
+// the whole row at once and keeps them, transformed, in registers from the
+// statistics to the quantize: the row is read once, and its loads are all
+// in flight together. Longer rows are transformed twice, once for the
+// statistics and once to quantize, so that any row length fits without
 // spilling. SAWB's f64 sums take docs/numerics.md's order, which is this
 // layout's: element j goes into partial j mod 128, which is value j mod V of
 // lane (j / V) mod 32 in sub-chunk (j mod 128) / 32V, so each lane keeps its
@@ -35,6 +38,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "llvm/Support/MathExtras.h"
@@ -72,6 +76,8 @@ std::string HadamardQuantizeKernelSpec::getKernelName() const {
     os << "_q" << qmax << (stochastic ? "_stochastic" : "_nearest");
   if (sawb)
     os << "_sawb";
+  if (rowInRegisters)
+    os << "_regs";
   os << getInputTypeSuffix(inputElementType);
   return name;
 }
@@ -94,7 +100,13 @@ private:
     return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
   }
   Value add(Value x, int64_t y) {
-    return y == 0 ? x : Value(arith::AddIOp::create(b, x, cst(y)));
+    if (y == 0)
+      return x;
+    // Constant offsets stay constants: a row in registers finds its chunks
+    // by them.
+    if (std::optional<int64_t> c = getConstantIntValue(x))
+      return cst(*c + y);
+    return arith::AddIOp::create(b, x, cst(y));
   }
   Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, cst(y)); }
   Value lessThan(Value x, int64_t y) {
@@ -109,9 +121,23 @@ private:
 
   /// The V transformed values of this lane in chunk `chunk` of `row`, and
   /// (when `masked`: the chunk can reach past the row) whether the lane's
-  /// elements exist.
+  /// elements exist. With the row in registers, `chunk` is a constant and
+  /// the values are loadRow's.
   SmallVector<Value> transformChunk(Value row, Value chunk, Value &active,
                                     bool masked);
+  /// The values of chunk `chunk` as loaded (transformed along the rows with
+  /// spec.columnBlock, else not yet along the row); see transformChunk.
+  SmallVector<Value> loadChunk(Value row, Value chunk, Value &active,
+                               bool masked);
+  /// Loads this lane's values of every chunk of `row` (all loads first),
+  /// transforms them and keeps them for transformChunk.
+  void loadRow(Value row);
+  /// Folds `body` over the offsets 0, step, 2 step, ... < n of a row,
+  /// threading `inits` through: one scf.for, or with the row in registers
+  /// one copy of `body` per offset (a constant).
+  SmallVector<Value> foldRow(
+      int64_t step, ValueRange inits,
+      function_ref<SmallVector<Value>(Value offset, ValueRange state)> body);
   /// The lane's values at `col` (already clamped; 0 where `active` is
   /// false) of row `row` of the block Hadamard along the rows
   /// (spec.columnBlock).
@@ -143,11 +169,16 @@ private:
   std::pair<Value, Value> sumRows(Value rowSums);
   /// Quantizes every chunk of `row` with `scale` and stores q.
   void quantizeRow(Value row, Value scale, Value q);
+  /// Quantizes chunk `chunk` of `row` and stores its q.
+  void quantizeChunk(Value row, Value chunk, Value scale, Value q);
 
   ImplicitLocOpBuilder &b;
   const HadamardQuantizeKernelSpec &spec;
   ArrayRef<BlockArgument> args;
   Value lane, warp, key;
+  /// With the row in registers: loadRow's values and lane masks per chunk.
+  SmallVector<SmallVector<Value>> rowValues;
+  SmallVector<Value> rowActive;
 };
 
 } // namespace
@@ -156,6 +187,25 @@ SmallVector<Value> HadamardQuantizeEmitter::transformChunk(Value row,
                                                            Value chunk,
                                                            Value &active,
                                                            bool masked) {
+  if (spec.rowInRegisters) {
+    // SAWB's steps can cover chunks past the row: zeros, which add nothing.
+    int64_t index = *getConstantIntValue(chunk) / chunkElements();
+    if (index >= int64_t(rowValues.size())) {
+      active = Value();
+      return SmallVector<Value>(spec.vectorWidth, f32(0));
+    }
+    active = rowActive[index];
+    return rowValues[index];
+  }
+  SmallVector<Value> v = loadChunk(row, chunk, active, masked);
+  if (spec.columnBlock == 1)
+    emitBlockButterfly(b, v, spec.block, lane);
+  return v;
+}
+
+SmallVector<Value> HadamardQuantizeEmitter::loadChunk(Value row, Value chunk,
+                                                      Value &active,
+                                                      bool masked) {
   int64_t width = spec.vectorWidth;
   Value col = arith::AddIOp::create(b, chunk, mul(lane, width));
   active = masked ? lessThan(col, spec.n) : Value();
@@ -164,10 +214,40 @@ SmallVector<Value> HadamardQuantizeEmitter::transformChunk(Value row,
       active ? Value(arith::SelectOp::create(b, active, col, cst(0))) : col;
   if (spec.columnBlock > 1)
     return transformColumns(row, loadCol, active);
-  SmallVector<Value> v =
-      emitLoadAsF32(b, args[0], ValueRange{row, loadCol}, width, active);
-  emitBlockButterfly(b, v, spec.block, lane);
-  return v;
+  return emitLoadAsF32(b, args[0], ValueRange{row, loadCol}, width, active);
+}
+
+void HadamardQuantizeEmitter::loadRow(Value row) {
+  for (int64_t index = 0; index < numChunks(); ++index) {
+    Value active;
+    bool masked = (index + 1) * chunkElements() > spec.n;
+    rowValues.push_back(
+        loadChunk(row, cst(index * chunkElements()), active, masked));
+    rowActive.push_back(active);
+  }
+  if (spec.columnBlock == 1)
+    for (SmallVector<Value> &v : rowValues)
+      emitBlockButterfly(b, v, spec.block, lane);
+}
+
+SmallVector<Value> HadamardQuantizeEmitter::foldRow(
+    int64_t step, ValueRange inits,
+    function_ref<SmallVector<Value>(Value offset, ValueRange state)> body) {
+  if (spec.rowInRegisters) {
+    SmallVector<Value> state(inits);
+    for (int64_t offset = 0; offset < spec.n; offset += step)
+      state = body(cst(offset), state);
+    return state;
+  }
+  auto loop = scf::ForOp::create(
+      b, cst(0), cst(spec.n), cst(step), inits,
+      [&](OpBuilder &nested, Location, Value offset, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, body(offset, state));
+      });
+  return loop.getResults();
 }
 
 SmallVector<Value> HadamardQuantizeEmitter::transformColumns(Value row,
@@ -218,23 +298,20 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
   // the step, so partial p = s * 32V + lane * V + e, kept in slot s * V + e.
   int64_t width = spec.vectorWidth;
   int64_t subChunks = spec.sawb ? kSawbRowPartials / chunkElements() : 1;
-  int64_t step = subChunks * chunkElements();
+  int64_t stepElements = subChunks * chunkElements();
   int64_t slots = spec.sawb ? subChunks * width : 0;
   Value zero64 = arith::ConstantOp::create(b, b.getF64FloatAttr(0));
   SmallVector<Value> inits{acc};
   inits.append(2 * slots, zero64);
-  auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(step), inits);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value m = loop.getRegionIterArgs()[0];
-    SmallVector<Value> sums(loop.getRegionIterArgs().drop_front());
+  auto step = [&](Value offset, ValueRange state) {
+    Value m = state[0];
+    SmallVector<Value> sums(state.drop_front());
     for (int64_t sub = 0; sub < subChunks; ++sub) {
       Value active;
       // Lanes past the row hold zeros: adding +0 leaves the sums unchanged.
-      SmallVector<Value> ys = transformChunk(
-          row, add(loop.getInductionVar(), sub * chunkElements()), active,
-          spec.n % step != 0);
+      SmallVector<Value> ys =
+          transformChunk(row, add(offset, sub * chunkElements()), active,
+                         spec.n % stepElements != 0);
       m = emitAbsMax(b, ys, m);
       if (!spec.sawb)
         continue;
@@ -249,13 +326,14 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
     }
     SmallVector<Value> results{m};
     results.append(sums);
-    scf::YieldOp::create(b, results);
-  }
-  RowStats stats{loop.getResult(0), Value(), Value()};
+    return results;
+  };
+  SmallVector<Value> results = foldRow(stepElements, inits, step);
+  RowStats stats{results[0], Value(), Value()};
   if (spec.sawb) {
-    SmallVector<Value> results(loop.getResults().drop_front());
-    stats.sum = treeSum(ArrayRef(results).take_front(slots));
-    stats.sumOfSquares = treeSum(ArrayRef(results).drop_front(slots));
+    ArrayRef<Value> sums = ArrayRef(results).drop_front();
+    stats.sum = treeSum(sums.take_front(slots));
+    stats.sumOfSquares = treeSum(sums.drop_front(slots));
   }
   return stats;
 }
@@ -360,10 +438,15 @@ std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
 
 
 void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
-  auto loop = scf::ForOp::create(b, cst(0), cst(spec.n), cst(chunkElements()));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value chunk = loop.getInductionVar();
+  foldRow(chunkElements(), ValueRange(),
+          [&](Value chunk, ValueRange) -> SmallVector<Value> {
+            quantizeChunk(row, chunk, scale, q);
+            return {};
+          });
+}
+
+void HadamardQuantizeEmitter::quantizeChunk(Value row, Value chunk, Value scale,
+                                            Value q) {
   Value active;
   SmallVector<Value> ys = transformChunk(row, chunk, active, partialChunk());
   Value col = arith::AddIOp::create(b, chunk, mul(lane, spec.vectorWidth));
@@ -392,6 +475,9 @@ void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
 }
 
 void HadamardQuantizeEmitter::emit() {
+  assert((!spec.rowInRegisters || spec.stage == HadamardQuantizeStage::Row ||
+          spec.stage == HadamardQuantizeStage::Tensor) &&
+         "only the quantize kernels keep a row in registers");
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value blockId = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   lane = arith::RemUIOp::create(b, tid, cst(kWarpSize));
@@ -466,6 +552,8 @@ void HadamardQuantizeEmitter::emit() {
 
   auto body = [&] {
     Value rowScale = scale;
+    if (spec.rowInRegisters)
+      loadRow(firstRow);
     if (!tensor) {
       RowStats stats = rowStats(firstRow, zero);
       Value max = emitWarpMax(b, stats.max);

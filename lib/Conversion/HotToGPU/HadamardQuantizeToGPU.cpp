@@ -16,6 +16,10 @@ using namespace mlir::hot;
 
 /// Rows (warps) per thread block.
 static constexpr int64_t kWarpsPerBlock = 8;
+/// Rows per thread block of a per-row kernel that keeps its rows in
+/// registers: with up to ~160 registers per thread, blocks of 4 warps let 3
+/// share an SM where blocks of 8 fit once.
+static constexpr int64_t kRowInRegistersWarpsPerBlock = 4;
 /// Most thread blocks of the per-tensor max kernel (its partials are read by
 /// every warp of the quantize kernel, so they are kept few).
 static constexpr int64_t kMaxAbsMaxBlocks = 64;
@@ -167,21 +171,35 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                           : "";
   if (granularity == Granularity::PerRow) {
     spec.stage = HadamardQuantizeStage::Row;
+    int64_t chunk = 32 * spec.vectorWidth;
+    int64_t laneValues = llvm::divideCeil(n, chunk) * spec.vectorWidth;
+    spec.rowInRegisters = laneValues <= options.maxRowValuesInRegisters;
+    if (spec.rowInRegisters)
+      spec.warpsPerBlock = kRowInRegistersWarpsPerBlock;
     gpu::GPUFuncOp kernel =
         buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
     SmallVector<Value> args{x, q, scale};
     if (seed)
       args.push_back(seed);
-    launch(kernel, rowBlocks, args);
+    launch(kernel, llvm::divideCeil(m, spec.warpsPerBlock), args,
+           spec.warpsPerBlock);
     op.emitRemark() << "fused " << transform << "per_row quantize"
                     << (spec.sawb ? " (sawb)" : "") << " kernel @"
                     << kernel.getName() << ": one warp per row, "
-                    << kWarpsPerBlock << " rows per block; " << lanes
+                    << spec.warpsPerBlock << " rows per block; " << lanes
                     << "row max|y| by a warp shuffle reduction"
                     << (spec.sawb ? ", its f64 sums in 128 partials (4 per "
                                     "lane) and a shuffle tree"
                                   : "")
-                    << ", the row transformed again to quantize";
+                    << (spec.rowInRegisters
+                            ? ", the row kept in registers to quantize (" +
+                                  Twine(laneValues) +
+                                  " values per lane, read once)"
+                            : ", the row transformed again to quantize (" +
+                                  Twine(laneValues) +
+                                  " values per lane; at most " +
+                                  Twine(options.maxRowValuesInRegisters) +
+                                  " are kept in registers)");
   } else if (absMax && !spec.sawb) {
     // The partials come from the kernel that computed them on its way.
     spec.stage = HadamardQuantizeStage::Tensor;

@@ -127,6 +127,7 @@ struct ConvertHotToGPUPass
     // `transposes`). Ops left here go the generic path.
     TransformsToGPUOptions transforms;
     transforms.shareStatistics = shareStatistics;
+    transforms.maxRowValuesInRegisters = rowValuesInRegisters;
     transforms.writeOperandsKMajor = fuseTransposes;
     lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
                          lowRank, transposes);

@@ -105,6 +105,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.hadamardQuantize = options.hadamardQuantize;
   kernels.lowRank = options.lowRank;
   kernels.shareStatistics = options.shareStatistics;
+  kernels.rowValuesInRegisters = options.rowValuesInRegisters;
   kernels.fuseTransposes = options.fuseTransposes;
   pm.addPass(createConvertHotToGPUPass(kernels));
 

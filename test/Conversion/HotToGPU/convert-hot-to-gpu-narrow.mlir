@@ -61,11 +61,11 @@ func.func @row_f16(%x: tensor<8x64xf16>) -> (tensor<8x64xi8>, tensor<8xf32>) {
 //  CHECK-SAME: (%[[X:.*]]: tensor<8x64xf16>)
 //   CHECK-NOT:   linalg.generic
 //       CHECK:   %[[B:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<8x64xf16> to memref<8x64xf16>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_f16 {{.*}} args(%[[B]] : memref<8x64xf16>,
-//       CHECK: gpu.func @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_f16(%[[IN:.*]]: memref<8x64xf16>,
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_regs_f16 {{.*}} args(%[[B]] : memref<8x64xf16>,
+//       CHECK: gpu.func @hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_regs_f16(%[[IN:.*]]: memref<8x64xf16>,
 //       CHECK:   vector.load %[[IN]][{{.*}}] {alignment = 8 : i64} : memref<8x64xf16>, vector<4xf16>
 //       CHECK:   arith.extf %{{.*}} : f16 to f32
-// REMARK: remark: fused hadamard (block 16) + per_row quantize kernel @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_f16
+// REMARK: remark: fused hadamard (block 16) + per_row quantize kernel @hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_regs_f16
 
 // -----
 

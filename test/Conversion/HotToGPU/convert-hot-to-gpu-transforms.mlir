@@ -8,13 +8,18 @@
 // RUN: hot-opt %s --split-input-file \
 // RUN:   --convert-hot-to-gpu="share-statistics=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=UNSHARED
+// RUN: hot-opt %s --split-input-file \
+// RUN:   --convert-hot-to-gpu="row-values-in-registers=0" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TWICE
 
 // The gx path's gy: hadamard along the rows (block 16) + per_row stochastic
 // 4-bit quantize: one kernel, one warp per row. With 4 floats per lane, the
 // butterfly stages of bits 0 and 1 stay in registers, bits 2 and 3 are
-// shuffles with lanes 1 and 2 apart; then the row max over 32 lanes.
+// shuffles with lanes 1 and 2 apart; then the row max over 32 lanes. The row
+// (4 values per lane) stays in registers from its max to its quantize.
 
-// REMARK: remark: fused hadamard (block 16) + per_row quantize kernel @hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic: one warp per row, 8 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, the row transformed again to quantize
+// REMARK: remark: fused hadamard (block 16) + per_row quantize kernel @hot_hadamard_quantize_row_20x48_b16_v4_w4_q7_stochastic_regs: one warp per row, 4 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, the row kept in registers to quantize (4 values per lane, read once)
+// TWICE: remark: fused hadamard (block 16) + per_row quantize kernel @hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic: one warp per row, 8 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, the row transformed again to quantize (4 values per lane; at most 0 are kept in registers)
 
 // CHECK-LABEL: func.func @gy_per_row
 //  CHECK-SAME: (%[[GY:.*]]: tensor<20x48xf32>, %[[SEED:.*]]: i64)
@@ -23,44 +28,76 @@
 //       CHECK:   %[[X:.*]] = bufferization.to_buffer %[[GY]] read_only
 //       CHECK:   %[[Q:.*]] = memref.alloc() {alignment = 64 : i64} : memref<20x48xi8>
 //       CHECK:   %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<20xf32>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic
-//  CHECK-SAME:     threads in (%c256
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_20x48_b16_v4_w4_q7_stochastic_regs
+//  CHECK-SAME:     threads in (%c128
 //  CHECK-SAME:     args(%[[X]] : memref<20x48xf32>, %[[Q]] : memref<20x48xi8>, %[[S]] : memref<20xf32>, %[[SEED]] : i64)
 //       CHECK:   bufferization.to_tensor %[[Q]] restrict writable
 //       CHECK:   bufferization.to_tensor %[[S]] restrict writable
 //       CHECK: gpu.module @hot_kernels
-//       CHECK:   gpu.func @hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic(
-//  CHECK-SAME:       kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// Pass 1: the transform, then max|y|.
-//       CHECK:     scf.for
-//       CHECK:       vector.load {{.*}} {alignment = 16 : i64} : memref<20x48xf32>, vector<4xf32>
-//       CHECK:       arith.addf
-//       CHECK:       arith.subf
-//       CHECK:       gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-//       CHECK:       gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-//   CHECK-NOT:       gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}},
-//       CHECK:       arith.constant 2.500000e-01 : f32
-//       CHECK:       math.absf
-//       CHECK:       arith.maximumf
-//       CHECK:       scf.yield
+//       CHECK:   gpu.func @hot_hadamard_quantize_row_20x48_b16_v4_w4_q7_stochastic_regs(
+//  CHECK-SAME:       kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// The row loaded once (one chunk, lanes past it masked), transformed, max|y|.
+//   CHECK-NOT:     scf.for
+//       CHECK:     vector.load {{.*}} {alignment = 16 : i64} : memref<20x48xf32>, vector<4xf32>
+//   CHECK-NOT:     vector.load
+//       CHECK:     arith.addf
+//       CHECK:     arith.subf
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:     arith.constant 2.500000e-01 : f32
+//       CHECK:     math.absf
+//       CHECK:     arith.maximumf
 // The row max across the warp.
 //       CHECK:     gpu.shuffle  xor %{{.*}}, %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-//       CHECK:     gpu.shuffle  xor %{{.*}}, %c8_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-//       CHECK:     gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-//       CHECK:     gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //       CHECK:     gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //       CHECK:     %[[SCALE:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
 //       CHECK:     memref.store %[[SCALE]]
+// The quantize reads the registers: no second load, no second transform.
+//   CHECK-NOT:     vector.load
+//   CHECK-NOT:     gpu.shuffle
+//       CHECK:     arith.divf %{{.*}}, %[[SCALE]] : f32
+//       CHECK:     arith.uitofp
+//       CHECK:     math.floor
+//       CHECK:     arith.fptosi %{{.*}} : f32 to i8
+//       CHECK:     vector.from_elements {{.*}} : vector<4xi8>
+//       CHECK:     scf.if
+//       CHECK:       vector.store {{.*}} {alignment = 4 : i64} : memref<20x48xi8>, vector<4xi8>
+//   CHECK-NOT:     vector.load
+//       CHECK:     gpu.return
+
+// With row-values-in-registers=0, the row is transformed twice.
+//       TWICE:   gpu.func @hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic(
+// Pass 1: the transform, then max|y|.
+//       TWICE:     scf.for
+//       TWICE:       vector.load {{.*}} {alignment = 16 : i64} : memref<20x48xf32>, vector<4xf32>
+//       TWICE:       arith.addf
+//       TWICE:       arith.subf
+//       TWICE:       gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:       gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//   TWICE-NOT:       gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}},
+//       TWICE:       arith.constant 2.500000e-01 : f32
+//       TWICE:       math.absf
+//       TWICE:       arith.maximumf
+//       TWICE:       scf.yield
+// The row max across the warp.
+//       TWICE:     gpu.shuffle  xor %{{.*}}, %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:     gpu.shuffle  xor %{{.*}}, %c8_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:     gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:     gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:     gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:     %[[SCALE:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
+//       TWICE:     memref.store %[[SCALE]]
 // Pass 2: the transform again, v = y / scale, floor(v + u), clamp, i8.
-//       CHECK:     scf.for
-//       CHECK:       gpu.shuffle  xor
-//       CHECK:       arith.divf %{{.*}}, %[[SCALE]] : f32
-//       CHECK:       arith.uitofp
-//       CHECK:       math.floor
-//       CHECK:       arith.fptosi %{{.*}} : f32 to i8
-//       CHECK:       vector.from_elements {{.*}} : vector<4xi8>
-//       CHECK:       scf.if
-//       CHECK:         vector.store {{.*}} {alignment = 4 : i64} : memref<20x48xi8>, vector<4xi8>
+//       TWICE:     scf.for
+//       TWICE:       vector.load
+//       TWICE:       gpu.shuffle  xor
+//       TWICE:       arith.divf %{{.*}}, %[[SCALE]] : f32
+//       TWICE:       arith.uitofp
+//       TWICE:       math.floor
+//       TWICE:       arith.fptosi %{{.*}} : f32 to i8
+//       TWICE:       vector.from_elements {{.*}} : vector<4xi8>
+//       TWICE:       scf.if
+//       TWICE:         vector.store {{.*}} {alignment = 4 : i64} : memref<20x48xi8>, vector<4xi8>
 
 // OFF-LABEL: func.func @gy_per_row
 //       OFF:   hot.hadamard
@@ -118,9 +155,9 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 // for a thread's registers and stays generic.
 
 // REMARK: remark: per_col quantize: @hot_matrix_8x64_v4_t32_i8_stats_outmaxcol_p1 (4 consecutive channels per thread (vector accesses); max|x| per channel, a row of partials per block row (1)), @hot_matrix_8x64_v4_t32_i8_scales_q127_g1 (the per-channel scales) then @hot_matrix_8x64_v4_t32_i8_quantize_out_col_q127s_g1 (quantizes x with the CPU path's rounding)
-// REMARK: remark: fused hadamard along dim 0 (block 4: each lane loads its values of the block's rows and runs the butterfly stages that lead to its row in registers) + per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_c4_v4_w8_q127_nearest
+// REMARK: remark: fused hadamard along dim 0 (block 4: each lane loads its values of the block's rows and runs the butterfly stages that lead to its row in registers) + per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_c4_v4_w4_q127_nearest_regs
 // REMARK: remark: hadamard block 256 spans more than one warp (at most 128 for rows of 256): not fused, the kernel quantizes its result
-// REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest
+// REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x256_b1_v4_w4_q127_nearest_regs
 // REMARK: remark: hadamard kernel @hot_block_hadamard_1x8x64_b4_v4_t32_i2: 4 consecutive channels per thread (vector accesses) and block of 4 along dim 0, butterfly in registers in the CPU path's order
 // REMARK: remark: hadamard left to the generic path: block 256 is larger than the 32 values one thread keeps in registers
 
@@ -146,10 +183,10 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 // The quantize of the hadamard along dim 0 reads W itself (the hadamard
 // kernel above is for the function's result).
 //       CHECK:   %[[B0:.*]] = bufferization.to_buffer %[[W]] read_only
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b1_c4_v4_w8_q127_nearest {{.*}} args(%[[B0]] : memref<8x64xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b1_c4_v4_w4_q127_nearest_regs {{.*}} args(%[[B0]] : memref<8x64xf32>
 //       CHECK:   %[[H1:.*]] = hot.hadamard {{.*}} along 1 block 256
 //       CHECK:   %[[B1:.*]] = bufferization.to_buffer %[[H1]]
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x256_b1_v4_w8_q127_nearest {{.*}} args(%[[B1]] : memref<8x256xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x256_b1_v4_w4_q127_nearest_regs {{.*}} args(%[[B1]] : memref<8x256xf32>
 // The 16 lanes past the 64 channels (4 per lane) compute on zeros and store
 // nothing.
 // Per channel: each thread's running maxima of its 4 channels over its
@@ -173,13 +210,13 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 // Per row: the 4 rows of its block, each lane's vector of each, then for
 // each value the 2 stages that lead to the row (lo + hi or lo - hi by the
 // row's bit) and the normalization.
-//       CHECK:   gpu.func @hot_hadamard_quantize_row_8x64_b1_c4_v4_w8_q127_nearest(
+//       CHECK:   gpu.func @hot_hadamard_quantize_row_8x64_b1_c4_v4_w4_q127_nearest_regs(
 //       CHECK:     arith.remui %{{.*}}, %c4
 //  CHECK-COUNT-4:  vector.load {{.*}} : memref<8x64xf32>, vector<4xf32>
+//       CHECK:     arith.constant 5.000000e-01 : f32
 //       CHECK:     arith.subf
 //  CHECK-NEXT:     arith.addf
 //  CHECK-NEXT:     arith.select
-//       CHECK:     arith.constant 5.000000e-01 : f32
 // Blocks of 4 rows, items of 8 rows: the 8 rows are one item of two
 // blocks.
 //       CHECK:   gpu.func @hot_block_hadamard_1x8x64_b4_v4_t32_i2(
@@ -221,7 +258,7 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 // lanes 16, 8, 4, 2, 1 apart) into the scale, and the quantize kernel reads it.
 
 // REMARK: remark: fused per_tensor sawb quantize: three kernels, @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb (one warp per row: its max|y| and its f64 sums in 128 partials and a shuffle tree), @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb (one warp: the max, and the row sums in 32 partials and a shuffle tree, to the scale) and @hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb (quantizes one row per warp); the transform is computed in the first and the last
-// REMARK: remark: fused hadamard (block 16) + per_row quantize (sawb) kernel @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb: one warp per row, 8 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, its f64 sums in 128 partials (4 per lane) and a shuffle tree, the row transformed again to quantize
+// REMARK: remark: fused hadamard (block 16) + per_row quantize (sawb) kernel @hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_sawb_regs: one warp per row, 4 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, its f64 sums in 128 partials (4 per lane) and a shuffle tree, the row kept in registers to quantize (4 values per lane, read once)
 
 // CHECK-LABEL: func.func @sawb
 //       CHECK:   %[[PARTIALS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8xf32>
@@ -229,7 +266,7 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb {{.*}} threads in (%c256, {{.*}} args(%{{.*}} : memref<8x64xf32>, %[[PARTIALS]] : memref<8xf32>, %[[SUMS]] : memref<2x8xf64>)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb blocks in (%c1{{.*}}) threads in (%c32, {{.*}} args(%[[PARTIALS]] : memref<8xf32>, %[[SUMS]] : memref<2x8xf64>, %[[SCALE:.*]] : memref<f32>)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb {{.*}} args(%{{.*}} : memref<8x64xf32>, %{{.*}} : memref<8x64xi8>, %[[SCALE]] : memref<f32>)
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_sawb_regs
 //   CHECK-NOT:   hot.quantize
 //       CHECK: gpu.func @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb
 //       CHECK:   scf.for {{.*}} step %c128{{.*}} -> (f32, f64, f64, f64, f64, f64, f64, f64, f64)
@@ -269,7 +306,7 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 //   CHECK-NOT:   f64
 //       CHECK:   memref.load {{.*}}[] : memref<f32>
 //       CHECK:   math.round
-//       CHECK: gpu.func @hot_hadamard_quantize_row_8x64_b16_v4_w8_q7_nearest_sawb
+//       CHECK: gpu.func @hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_sawb_regs
 //       CHECK:   gpu.shuffle  xor
 //       CHECK:   gpu.shuffle  idx
 //       CHECK:   math.sqrt {{.*}} : f64

@@ -64,12 +64,17 @@
 // PTX-LABEL: .entry hot_matrix_394x768_v4_t192_i8_scales_q127_g50(
 // PTX-LABEL: .entry hot_matrix_394x768_v4_t192_i8_quantize_in16_q7s_out_col_q127s_g50(
 // PTX: div.rn.f32
-// PTX-LABEL: .entry hot_hadamard_quantize_row_394x768_b16_v4_w8_q7_stochastic(
+// PTX-LABEL: .entry hot_hadamard_quantize_row_394x768_b16_v4_w4_q7_stochastic_regs(
 // PTX: ld.global.v4
 // PTX: shfl.sync.bfly.b32
 // PTX: max.NaN.f32
 // PTX: div.rn.f32
 // PTX: cvt.rmi.f32.f32
+// fc1's rows: 96 values per lane, the most kept in registers (no spills).
+// PTX-LABEL: .entry hot_hadamard_quantize_row_394x3072_b16_v4_w4_q7_stochastic_regs(
+// PTX-COUNT-24: ld.global.v4
+// PTX-NOT: ld.global
+// PTX: div.rn.f32
 // PTX-LABEL: .entry hot_hadamard_absmax_394x768_b16_v4_w8_p400(
 // PTX: shfl.sync.bfly.b32
 // PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p400_q127_nearest(
@@ -158,6 +163,9 @@
 // CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // CHECK-NEXT: Function properties
 // CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// CHECK: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// CHECK-NEXT: Function properties
+// CHECK-NEXT: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // CHECK-NOT: Compiling entry function
 // CHECK-NOT: error
 
@@ -168,6 +176,15 @@ func.func @gy_per_row(%gy: tensor<394x768xf32>, %seed: i64)
       rounding stochastic seed %seed
       : tensor<394x768xf32> -> tensor<394x768xi8>, tensor<394xf32>
   return %q, %s : tensor<394x768xi8>, tensor<394xf32>
+}
+
+func.func @gy_per_row_fc1(%gy: tensor<394x3072xf32>, %seed: i64)
+    -> (tensor<394x3072xi8>, tensor<394xf32>) {
+  %h = hot.hadamard %gy along 1 block 16 : tensor<394x3072xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_row scale maxabs
+      rounding stochastic seed %seed
+      : tensor<394x3072xf32> -> tensor<394x3072xi8>, tensor<394xf32>
+  return %q, %s : tensor<394x3072xi8>, tensor<394xf32>
 }
 
 func.func @gy_per_tensor(%gy: tensor<394x768xf32>)
