@@ -35,6 +35,7 @@
 #include "hot/Dialect/Hot/Walsh.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -46,6 +47,12 @@
 
 using namespace mlir;
 using namespace mlir::hot;
+
+/// 32-bit registers of an SM (sm_80 to sm_90).
+static constexpr int64_t kRegistersPerSM = 65536;
+/// Registers a lane of a row-in-registers kernel needs besides the row's
+/// values (addresses, the scale, the hash's temporaries).
+static constexpr int64_t kRowWorkingRegisters = 32;
 
 std::string HadamardQuantizeKernelSpec::getKernelName() const {
   std::string name;
@@ -617,6 +624,20 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
       spec.stage == HadamardQuantizeStage::Scale ? 1 : spec.warpsPerBlock;
   auto func = createKernelFunc(builder, loc, module, name, argTypes,
                                TypeRange(), kWarpSize * warps);
+  if (spec.rowInRegisters) {
+    // Ask ptxas for as many blocks per SM as the row's values and some
+    // working registers allow: fc1's rows (96 values per lane) then take 128
+    // registers and 4 blocks of 4 warps share an SM, where ptxas alone takes
+    // 158 and fits 3. No spills (transform-kernels-ptxas.mlir).
+    int64_t laneValues =
+        llvm::divideCeil(spec.n, kWarpSize * spec.vectorWidth) *
+        spec.vectorWidth;
+    int64_t registers = llvm::alignTo(laneValues + kRowWorkingRegisters, 8);
+    int64_t blocks = kRegistersPerSM / (registers * kWarpSize * warps);
+    func->setAttr(
+        NVVM::NVVMDialect::getMinctasmAttrName(),
+        builder.getI32IntegerAttr(int32_t(std::max<int64_t>(1, blocks))));
+  }
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());
   HadamardQuantizeEmitter(b, spec, func).emit();

@@ -35,7 +35,8 @@
 //       CHECK:   bufferization.to_tensor %[[S]] restrict writable
 //       CHECK: gpu.module @hot_kernels
 //       CHECK:   gpu.func @hot_hadamard_quantize_row_20x48_b16_v4_w4_q7_stochastic_regs(
-//  CHECK-SAME:       kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// The blocks per SM that 4 values and 32 working registers per lane allow.
+//  CHECK-SAME:       kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 12 : i32}
 // The row loaded once (one chunk, lanes past it masked), transformed, max|y|.
 //   CHECK-NOT:     scf.for
 //       CHECK:     vector.load {{.*}} {alignment = 16 : i64} : memref<20x48xf32>, vector<4xf32>

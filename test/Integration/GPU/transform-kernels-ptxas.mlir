@@ -70,8 +70,10 @@
 // PTX: max.NaN.f32
 // PTX: div.rn.f32
 // PTX: cvt.rmi.f32.f32
-// fc1's rows: 96 values per lane, the most kept in registers (no spills).
+// fc1's rows: 96 values per lane, the most kept in registers (no spills),
+// with 128 registers: 4 blocks of 128 threads per SM.
 // PTX-LABEL: .entry hot_hadamard_quantize_row_394x3072_b16_v4_w4_q7_stochastic_regs(
+// PTX: .minnctapersm 4
 // PTX-COUNT-24: ld.global.v4
 // PTX-NOT: ld.global
 // PTX: div.rn.f32
