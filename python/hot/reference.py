@@ -516,9 +516,9 @@ def quantize(x, bits, granularity="per_tensor", scale_mode="maxabs", rounding="n
     * ``sawb``: ``c = f32(12.1 * sqrt(s2/n) - 12.2 * (s1/n))`` with ``s1 = sum |x|`` and
       ``s2 = sum x^2`` summed sequentially in float64 (per_tensor: each row sequentially, then
       the row sums in 32 interleaved partials and a fixed tree); ``a = c if c > 0 else max |x|``;
-    * ``scale = a / f32(qmax)`` (float32).
+    * ``scale = a / f32(qmax)`` and ``inv = 1 / scale`` (float32 divisions).
 
-    Per element ``v = x / scale`` (float32); ``nearest`` rounds half away from zero,
+    Per element ``v = x * inv`` (one float32 multiply); ``nearest`` rounds half away from zero,
     ``stochastic`` takes ``floor(v + uniform(seed, i * N + j))`` (``seed``, an i64, required);
     then ``q = 0`` where the rounded value is NaN, else it is clamped to ``[-qmax, qmax]``.
     For ``nearest`` the seed is ignored.
@@ -538,9 +538,10 @@ def quantize(x, bits, granularity="per_tensor", scale_mode="maxabs", rounding="n
             raise ValueError("rounding 'stochastic' needs a seed")
         _seed_words(seed)  # validate before computing
 
-    with np.errstate(all="ignore"):  # 0/0, x/0, Inf-Inf, f64->f32 overflow are all specified
+    with np.errstate(all="ignore"):  # 1/0, 0*Inf, Inf-Inf, f64->f32 overflow are all specified
         scale = _group_scale(x, _group_axis(granularity), scale_mode, qmax)
-        v = (x / _expand_scale(scale, granularity)).astype(np.float32)
+        inv = (np.float32(1) / scale).astype(np.float32)
+        v = (x * _expand_scale(inv, granularity)).astype(np.float32)
         if rounding == "nearest":
             r = _round_half_away(v)
         else:

@@ -726,9 +726,37 @@ def test_nearest_rounding_exact_on_dense_grid(rng):
     assert q[0].tolist() == expect
 
 
+def test_quantize_multiplies_by_the_reciprocal(rng):
+    """v = x * (1 / scale), not x / scale (docs/numerics.md): on elements placed at half-way
+    points k + 1/2 of a scale that is not a power of two, the two differ by an ulp often enough
+    to round differently, and q follows the multiply."""
+    scale_target = F32(0.37)
+    k = rng.integers(-126, 126, 20000).astype(F32)
+    x = ((k + F32(0.5)) * scale_target).astype(F32)
+    x = np.concatenate([[F32(127) * scale_target], x]).reshape(1, -1).astype(F32)
+    q, scale = ref.quantize(x, 8, "per_tensor", "maxabs", "nearest")
+    inv = F32(1) / scale
+    by_multiply = np.array([round_half_away_exact(v) for v in (x * inv)[0]])
+    by_division = np.array([round_half_away_exact(v) for v in (x / scale)[0]])
+    assert np.any(by_multiply != by_division)  # the test separates the two definitions
+    np.testing.assert_array_equal(q[0], np.clip(by_multiply, -127, 127))
+
+
+def test_tiny_scale_reciprocal_overflows():
+    """A group whose scale is at most 2^-128 has 1 / scale = +Inf: every nonzero element gets
+    +-qmax, zeros stay 0 (docs/numerics.md)."""
+    x = np.array([[2.0**-126, -(2.0**-130), 0.0, 2.0**-140]], dtype=F32)
+    q, scale = ref.quantize(x, 4, "per_tensor", "maxabs", "nearest")
+    assert 0 < scale <= 2.0**-128
+    with np.errstate(over="ignore"):
+        assert F32(1) / scale == np.inf
+    assert q.tolist() == [[7, -7, 0, 7]]
+
+
 def test_sawb_clip_rounding_to_zero_falls_back():
     # subnormal group: c = -0.1 * 2^-149 rounds to -0.0 in f32; "c > 0" is false, so a = m.
-    # The scale m / 7 then underflows to +0, v = x / +0 = +Inf and q clamps to +qmax.
+    # The scale m / 7 then underflows to +0, inv = 1 / +0 = +Inf, v = x * inv = +Inf and q
+    # clamps to +qmax.
     tiny = np.float32(2.0**-149)
     x = np.array([[tiny, tiny]], dtype=F32)
     q, scale = ref.quantize(x, 4, "per_tensor", "sawb", "nearest")
@@ -801,7 +829,7 @@ def test_stochastic_same_seed_same_bits(rng):
     q3, _ = ref.quantize(x, 4, "per_row", "maxabs", "stochastic", seed=seed + 1)
     assert np.mean(q1 != q3) > 0.1
     # stochastic rounding only ever picks floor(v) or floor(v) + 1
-    v = np.floor(x / s1[:, None])  # f32, as specified
+    v = np.floor(x * (F32(1) / s1)[:, None])  # f32, as specified
     assert np.all((q1 == v) | (q1 == v + 1) | (np.abs(q1) == 7))
 
 
@@ -812,7 +840,7 @@ def test_stochastic_bit_exact_scalar_loop(rng):
     for i in range(3):
         for j in range(5):
             s = np.abs(x[:, j]).max() / F32(127)
-            v = x[i, j] / s
+            v = x[i, j] * (F32(1) / s)
             u = F32(float(py_uniform(seed, i * 5 + j)))
             r = np.floor(F32(v + u))
             assert q[i, j] == max(-127, min(127, int(r))), (i, j)

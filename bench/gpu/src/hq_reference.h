@@ -81,10 +81,12 @@ inline float maxAbs(const float *v, int64_t count) {
   return m;
 }
 
-/// q of one element with stochastic rounding: floor(y / scale + u), NaN -> 0,
-/// clamped to [-qmax, qmax].
-inline int8_t quantizeStochastic(float y, float scale, float u, int qmax) {
-  float r = std::floor(y / scale + u);
+/// q of one element with stochastic rounding: floor(y * inverse + u), with
+/// inverse = 1 / scale of its group; NaN -> 0, clamped to [-qmax, qmax]. The
+/// multiply and the add round separately (ISO C++ and no -mfma: no FMA).
+inline int8_t quantizeStochastic(float y, float inverse, float u, int qmax) {
+  float v = y * inverse;
+  float r = std::floor(v + u);
   if (std::isnan(r))
     return 0;
   r = r < -qmax ? float(-qmax) : (r > qmax ? float(qmax) : r);
@@ -111,10 +113,10 @@ inline void reference(const std::vector<float> &x, int64_t rows, int64_t cols,
   const uint32_t key = stochasticKey(seed);
   q.resize(y.size());
   for (int64_t i = 0; i < rows; ++i) {
-    float scale = scales[perRow ? i : 0];
+    float inverse = 1.0f / scales[perRow ? i : 0];
     for (int64_t j = 0; j < cols; ++j) {
       size_t idx = size_t(i) * cols + j;
-      q[idx] = quantizeStochastic(y[idx], scale, uniform(key, idx), qmax);
+      q[idx] = quantizeStochastic(y[idx], inverse, uniform(key, idx), qmax);
     }
   }
 }

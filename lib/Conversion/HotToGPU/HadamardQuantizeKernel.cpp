@@ -174,10 +174,11 @@ private:
   /// The per-tensor SAWB sums of the row sums in `rowSums` (docs/numerics.md:
   /// 32 interleaved partials, then a tree).
   std::pair<Value, Value> sumRows(Value rowSums);
-  /// Quantizes every chunk of `row` with `scale` and stores q.
-  void quantizeRow(Value row, Value scale, Value q);
+  /// Quantizes every chunk of `row` with the reciprocal scale `inverse` and
+  /// stores q.
+  void quantizeRow(Value row, Value inverse, Value q);
   /// Quantizes chunk `chunk` of `row` and stores its q.
-  void quantizeChunk(Value row, Value chunk, Value scale, Value q);
+  void quantizeChunk(Value row, Value chunk, Value inverse, Value q);
 
   ImplicitLocOpBuilder &b;
   const HadamardQuantizeKernelSpec &spec;
@@ -443,17 +444,16 @@ std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
   return {s1, s2};
 }
 
-
-void HadamardQuantizeEmitter::quantizeRow(Value row, Value scale, Value q) {
+void HadamardQuantizeEmitter::quantizeRow(Value row, Value inverse, Value q) {
   foldRow(chunkElements(), ValueRange(),
           [&](Value chunk, ValueRange) -> SmallVector<Value> {
-            quantizeChunk(row, chunk, scale, q);
+            quantizeChunk(row, chunk, inverse, q);
             return {};
           });
 }
 
-void HadamardQuantizeEmitter::quantizeChunk(Value row, Value chunk, Value scale,
-                                            Value q) {
+void HadamardQuantizeEmitter::quantizeChunk(Value row, Value chunk,
+                                            Value inverse, Value q) {
   Value active;
   SmallVector<Value> ys = transformChunk(row, chunk, active, partialChunk());
   Value col = arith::AddIOp::create(b, chunk, mul(lane, spec.vectorWidth));
@@ -470,7 +470,7 @@ void HadamardQuantizeEmitter::quantizeChunk(Value row, Value chunk, Value scale,
                   b, linear,
                   arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(e)))))
             : Value();
-    qs.push_back(emitQuantizeValue(b, y, scale, spec.qmax, key, index));
+    qs.push_back(emitQuantizeValue(b, y, inverse, spec.qmax, key, index));
   }
   auto qType = VectorType::get({spec.vectorWidth}, b.getI8Type());
   Value packed = vector::FromElementsOp::create(b, qType, qs);
@@ -571,7 +571,7 @@ void HadamardQuantizeEmitter::emit() {
         memref::StoreOp::create(b, rowScale, scales, ValueRange{firstRow});
       });
     }
-    quantizeRow(firstRow, rowScale, q);
+    quantizeRow(firstRow, emitReciprocal(b, rowScale), q);
   };
   // The row guard is uniform across the warp, so shuffles stay converged.
   if (spec.m % spec.warpsPerBlock != 0)

@@ -241,9 +241,11 @@ private:
   /// One item: token block `c` of sample `s` (the tail when `tail`).
   Statistics emitItem(bool tail, Value s, Value c, Statistics stats);
   /// The Quantize stage's i8 values of `row` of sample `s` of an
-  /// [outer, rows, inner] tensor, with `scales` (one, or one per value).
+  /// [outer, rows, inner] tensor, with the reciprocal scales `inverses` (one,
+  /// or one per value).
   SmallVector<Value> quantize(const TokenRow &row, Value s, int64_t rows,
-                              ArrayRef<Value> scales, int64_t qmax, Value key);
+                              ArrayRef<Value> inverses, int64_t qmax,
+                              Value key);
   /// Stores the i8 values `rows` (V per row) as the consecutive K positions
   /// from `start` of the thread's channels' rows of the K-major q, in
   /// vectors as wide as `alignment` (a power of two that divides `start`)
@@ -255,7 +257,8 @@ private:
   /// Stores the block's partials of `stats`.
   void storePartials(const Statistics &stats);
   /// The Quantize stage's scales (per tensor from the partials: thread 0 of
-  /// block (0, 0) stores them; per channel from the Scales kernel) and keys.
+  /// block (0, 0) stores them; per channel from the Scales kernel), their
+  /// reciprocals and the keys.
   void loadScales();
   /// The Scales stage: the thread's channels' maxima over the partials'
   /// rows, over qmax.
@@ -266,8 +269,9 @@ private:
   gpu::GPUFuncOp func;
   const LowRankArgs &args;
   Value tid, lane, channel, active;
-  Value inScale, inKey, outKey;
-  SmallVector<Value> outScales;
+  /// The reciprocals of the scales (what quantize multiplies by).
+  Value inInverse, inKey, outKey;
+  SmallVector<Value> outInverses;
 };
 
 } // namespace
@@ -294,7 +298,7 @@ void LowRankEmitter::store(ArrayRef<Value> values, Value buffer,
 
 SmallVector<Value> LowRankEmitter::quantize(const TokenRow &row, Value s,
                                             int64_t rows,
-                                            ArrayRef<Value> scales,
+                                            ArrayRef<Value> inverses,
                                             int64_t qmax, Value key) {
   Value linear;
   if (key) {
@@ -313,8 +317,8 @@ SmallVector<Value> LowRankEmitter::quantize(const TokenRow &row, Value s,
       index = arith::AddIOp::create(
           b, linear,
           arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(e))));
-    Value scale = scales.size() == 1 ? scales[0] : scales[e];
-    qs.push_back(emitQuantizeValue(b, y, scale, qmax, key, index));
+    Value inverse = inverses.size() == 1 ? inverses[0] : inverses[e];
+    qs.push_back(emitQuantizeValue(b, y, inverse, qmax, key, index));
   }
   return qs;
 }
@@ -422,7 +426,7 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
       TokenRow transformed = row;
       emitBlockButterfly(b, transformed.values, spec.inputMaxBlock, lane);
       if (quantizes)
-        store(quantize(transformed, s, spec.n, inScale,
+        store(quantize(transformed, s, spec.n, inInverse,
                        spec.inputQuantization.qmax, inKey),
               arg(args.qIn), {s, row.index});
       else
@@ -441,7 +445,7 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
                                  : spec.itemBlocks * rank;
     SmallVector<SmallVector<Value>> qs;
     for (const TokenRow &row : out)
-      qs.push_back(quantize(row, s, spec.projectedSize(), outScales,
+      qs.push_back(quantize(row, s, spec.projectedSize(), outInverses,
                             spec.outputQuantization.qmax, outKey));
     ArrayRef<SmallVector<Value>> all(qs);
     if (blockRows > 0)
@@ -460,7 +464,7 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
   }
   for (const TokenRow &row : out) {
     if (quantizes) {
-      store(quantize(row, s, spec.projectedSize(), outScales,
+      store(quantize(row, s, spec.projectedSize(), outInverses,
                      spec.outputQuantization.qmax, outKey),
             arg(args.qOut), {s, row.index});
       continue;
@@ -486,6 +490,8 @@ void LowRankEmitter::loadScales() {
           b, isZero(tid), isZero(gpu::BlockIdOp::create(b, gpu::Dimension::x))),
       isZero(gpu::BlockIdOp::create(b, gpu::Dimension::y)));
   int64_t tensorPartials = spec.tensorPartials();
+  Value inScale;
+  SmallVector<Value> outScales;
   auto tensorScale = [&](int position, int64_t qmax) -> Value {
     return arith::DivFOp::create(
         b, emitPartialsMax(b, arg(position), tensorPartials, lane),
@@ -513,6 +519,10 @@ void LowRankEmitter::loadScales() {
       memref::StoreOp::create(b, outScales[0], arg(args.scaleOut),
                               ValueRange{});
   });
+  if (inScale)
+    inInverse = emitReciprocal(b, inScale);
+  for (Value scale : outScales)
+    outInverses.push_back(emitReciprocal(b, scale));
   if (args.seedIn >= 0)
     inKey = buildStochasticKey(b, b.getLoc(), arg(args.seedIn));
   if (args.seedOut >= 0)

@@ -141,13 +141,18 @@ Value mlir::hot::emitPartialsMax(ImplicitLocOpBuilder &b, Value partials,
   return emitWarpMax(b, max[0]);
 }
 
+Value mlir::hot::emitReciprocal(ImplicitLocOpBuilder &b, Value scale) {
+  Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1));
+  return arith::DivFOp::create(b, one, scale);
+}
+
 Value mlir::hot::emitQuantizeValue(ImplicitLocOpBuilder &b, Value y,
-                                   Value scale, int64_t qmax, Value key,
+                                   Value inverse, int64_t qmax, Value key,
                                    Value index) {
   auto f32 = [&](double v) -> Value {
     return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
   };
-  Value v = arith::DivFOp::create(b, y, scale);
+  Value v = arith::MulFOp::create(b, y, inverse);
   Value rounded;
   if (key) {
     Value u = buildStochasticUniform(b, b.getLoc(), key, index);

@@ -88,11 +88,16 @@ SmallVector<Value> emitLoadAsF32(ImplicitLocOpBuilder &b, Value buffer,
 Value emitPartialsMax(ImplicitLocOpBuilder &b, Value partials, int64_t count,
                       Value lane);
 
-/// The i8 quantization of `y` with `scale` to [-qmax, qmax]: v = y / scale,
-/// then floor(v + u) with u the uniform of (`key`, `index`) when `key` is
-/// set (stochastic rounding; `index` is the element's i32 index), else
-/// round half away from zero; NaN gives 0.
-Value emitQuantizeValue(ImplicitLocOpBuilder &b, Value y, Value scale,
+/// 1 / `scale` (an f32 division), what emitQuantizeValue multiplies by:
+/// computed once per group.
+Value emitReciprocal(ImplicitLocOpBuilder &b, Value scale);
+
+/// The i8 quantization of `y` to [-qmax, qmax] with its group's reciprocal
+/// scale `inverse` (emitReciprocal): v = y * inverse, then floor(v + u) with
+/// u the uniform of (`key`, `index`) when `key` is set (stochastic rounding;
+/// `index` is the element's i32 index), else round half away from zero; NaN
+/// gives 0.
+Value emitQuantizeValue(ImplicitLocOpBuilder &b, Value y, Value inverse,
                         int64_t qmax, Value key, Value index);
 
 } // namespace mlir::hot

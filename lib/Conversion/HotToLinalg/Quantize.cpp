@@ -238,16 +238,18 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
       groupStats.append(sums);
     }
 
-    // 2. The scale of each group.
+    // 2. The scale of each group, and its reciprocal.
     double qmax = double(op.getQMax());
     double groupSize = double(type.getNumElements()) /
                        double(std::max<int64_t>(scaleType.getNumElements(), 1));
     int64_t scaleRank = scaleType.getRank();
     AffineMap scaleIdentity = rewriter.getMultiDimIdentityMap(scaleRank);
-    SmallVector<AffineMap> scaleMaps(groupStats.size() + 1, scaleIdentity);
+    SmallVector<AffineMap> scaleMaps(groupStats.size() + 2, scaleIdentity);
     Value scaleInit = tensor::EmptyOp::create(rewriter, loc, scaleShape, f32);
+    Value inverseInit = tensor::EmptyOp::create(rewriter, loc, scaleShape, f32);
     auto scales = linalg::GenericOp::create(
-        rewriter, loc, scaleType, groupStats, scaleInit, scaleMaps,
+        rewriter, loc, TypeRange{scaleType, scaleType}, groupStats,
+        ValueRange{scaleInit, inverseInit}, scaleMaps,
         getParallelIterators(scaleRank),
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value amax = args[0];
@@ -272,12 +274,14 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
           }
           Value qmaxValue =
               arith::ConstantOp::create(b, l, b.getF32FloatAttr(qmax));
+          Value scale = arith::DivFOp::create(b, l, amax, qmaxValue);
+          Value one = arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
           linalg::YieldOp::create(
-              b, l, Value(arith::DivFOp::create(b, l, amax, qmaxValue)));
+              b, l, ValueRange{scale, arith::DivFOp::create(b, l, one, scale)});
         });
-    Value scale = scales.getResult(0);
+    Value scale = scales.getResult(0), inverse = scales.getResult(1);
 
-    // 3. Divide, round, clamp and store each element.
+    // 3. Multiply by the reciprocal, round, clamp and store each element.
     Value key;
     if (op.getRounding() == Rounding::Stochastic)
       key = buildStochasticKey(rewriter, loc, adaptor.getSeed());
@@ -285,14 +289,14 @@ struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
     Value qInit = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                           rewriter.getI8Type());
     auto quantized = linalg::GenericOp::create(
-        rewriter, loc, qInit.getType(), ValueRange{input, scale}, qInit,
+        rewriter, loc, qInit.getType(), ValueRange{input, inverse}, qInit,
         SmallVector<AffineMap>{identity, groupMap, identity},
         getParallelIterators(2),
         [&](OpBuilder &b, Location l, ValueRange args) {
           auto f32Const = [&](double v) -> Value {
             return arith::ConstantOp::create(b, l, b.getF32FloatAttr(v));
           };
-          Value v = arith::DivFOp::create(b, l, args[0], args[1]);
+          Value v = arith::MulFOp::create(b, l, args[0], args[1]);
           Value rounded;
           if (!key) {
             rounded = math::RoundOp::create(b, l, v);

@@ -56,7 +56,8 @@
 // The quantize reads the registers: no second load, no second transform.
 //   CHECK-NOT:     vector.load
 //   CHECK-NOT:     gpu.shuffle
-//       CHECK:     arith.divf %{{.*}}, %[[SCALE]] : f32
+//       CHECK:     %[[INV:.*]] = arith.divf %cst{{.*}}, %[[SCALE]] : f32
+//       CHECK:     arith.mulf %{{.*}}, %[[INV]] : f32
 //       CHECK:     arith.uitofp
 //       CHECK:     math.floor
 //       CHECK:     arith.fptosi %{{.*}} : f32 to i8
@@ -88,11 +89,12 @@
 //       TWICE:     gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //       TWICE:     %[[SCALE:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
 //       TWICE:     memref.store %[[SCALE]]
-// Pass 2: the transform again, v = y / scale, floor(v + u), clamp, i8.
+//       TWICE:     %[[INV:.*]] = arith.divf %cst{{.*}}, %[[SCALE]] : f32
+// Pass 2: the transform again, v = y * (1 / scale), floor(v + u), clamp, i8.
 //       TWICE:     scf.for
 //       TWICE:       vector.load
 //       TWICE:       gpu.shuffle  xor
-//       TWICE:       arith.divf %{{.*}}, %[[SCALE]] : f32
+//       TWICE:       arith.mulf %{{.*}}, %[[INV]] : f32
 //       TWICE:       arith.uitofp
 //       TWICE:       math.floor
 //       TWICE:       arith.fptosi %{{.*}} : f32 to i8

@@ -111,17 +111,22 @@ func.func @lowrank_all_tail(%x: tensor<5x3xf32>) -> tensor<5x3xf32> {
 // CHECK: %[[T1:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x1xf64>)
 // CHECK: %[[SUM1:.*]] = tensor.collapse_shape %[[T1]] {{\[\[}}0, 1]] : tensor<4x1xf64> into tensor<4xf64>
 // CHECK: %[[SUM2:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x1xf64> into tensor<4xf64>
-// CHECK: %[[SCALE:.*]] = linalg.generic {{.*}} ins(%[[MAX]], %[[SUM1]], %[[SUM2]] :
+// CHECK: %[[SCALE:.*]]:2 = linalg.generic {{.*}} ins(%[[MAX]], %[[SUM1]], %[[SUM2]] :
 // CHECK: math.sqrt %{{.*}} : f64
 // CHECK: arith.constant 1.210000e+01 : f64
 // CHECK: arith.constant 1.220000e+01 : f64
 // CHECK: arith.truncf %{{.*}} : f64 to f32
 // CHECK: arith.cmpf ogt
 // CHECK: arith.constant 7.000000e+00 : f32
-// CHECK: arith.divf
+// CHECK: %[[S:.*]] = arith.divf
+// The reciprocal, once per group.
+// CHECK: arith.constant 1.000000e+00 : f32
+// CHECK: arith.divf %{{.*}}, %[[S]] : f32
 // CHECK: arith.trunci %[[SEED]] : i64 to i32
-// CHECK: %[[Q:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[SCALE]] :
-// CHECK: arith.divf
+// Each element multiplied by it.
+// CHECK: %[[Q:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[SCALE]]#1 :
+// CHECK-NOT: arith.divf
+// CHECK: arith.mulf
 // CHECK: linalg.index 0
 // CHECK: linalg.index 1
 // CHECK: arith.constant 300 : index
@@ -135,7 +140,7 @@ func.func @lowrank_all_tail(%x: tensor<5x3xf32>) -> tensor<5x3xf32> {
 // CHECK: arith.cmpf uno
 // CHECK: arith.select
 // CHECK: arith.fptosi %{{.*}} : f32 to i8
-// CHECK: return %[[Q]], %[[SCALE]]
+// CHECK: return %[[Q]], %[[SCALE]]#0
 func.func @quantize_sawb_stochastic(%x: tensor<4x300xf32>, %s: i64) -> (tensor<4x300xi8>, tensor<4xf32>) {
   %q, %sc = hot.quantize %x bits 4 granularity per_row scale sawb rounding stochastic seed %s : tensor<4x300xf32> -> tensor<4x300xi8>, tensor<4xf32>
   return %q, %sc : tensor<4x300xi8>, tensor<4xf32>

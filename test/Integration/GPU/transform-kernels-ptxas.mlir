@@ -47,7 +47,8 @@
 // PTX: ld.global.v4
 // PTX: div.rn.f32
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_quantize_out_col_q127s_g26(
-// PTX: div.rn.f32
+// PTX-NOT: div.rn.f32
+// PTX: rcp.rn.f32
 // PTX: st.global.b32
 // The same when the projection is also returned: the lowrank kernel stores
 // it and the maxima, and the quantizes read its partials.
@@ -98,7 +99,8 @@
 // PTX: div.rn.f32
 // PTX-LABEL: .entry hot_hadamard_quantize_tensor_768x3072_b1_v4_w8_p768_q7_nearest_sawb(
 // PTX-NOT: f64
-// PTX: div.rn.f32
+// PTX-NOT: div.rn.f32
+// PTX: rcp.rn.f32
 
 // The quantizes whose maxima the lowrank kernel computed: no absmax kernel.
 // PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic(

@@ -121,7 +121,7 @@ def Hot_QuantizeOp : Hot_Op<"quantize", [Pure]> {
 
     ```
     scale = a / qmax          per group (tensor, row or column)
-    q     = clamp(round(x / scale), -qmax, qmax)
+    q     = clamp(round(x * (1 / scale)), -qmax, qmax)
     ```
 
     `granularity` picks the groups and the shape of `scale`: `per_tensor`
@@ -129,16 +129,17 @@ def Hot_QuantizeOp : Hot_Op<"quantize", [Pure]> {
     (`tensor<Nxf32>`). `scale_mode = maxabs` uses `a = max|x|`; `sawb` uses
     the clip `a = 12.1·sqrt(mean(x²)) - 12.2·mean(|x|)` when positive and
     falls back to `max|x|` otherwise. `rounding = nearest` rounds half away
-    from zero; `stochastic` computes `floor(x / scale + u)` with `u` uniform in
+    from zero; `stochastic` computes `floor(x * (1 / scale) + u)` with `u` uniform in
     [0, 1) drawn from a counter-based hash of (`seed`, row-major element
     index), so the same seed gives the same bits on every target and
-    `E[q] = x / scale`. The `seed` operand is required with stochastic
+    `E[q] = x * (1 / scale)`. The `seed` operand is required with stochastic
     rounding and forbidden otherwise.
 
     An all-zero group gets scale 0 and `q = 0`. A NaN or Inf in a group makes
     its scale non-finite (so the dequantized group is non-finite too), and
-    its `q` is 0 wherever `x / scale` is NaN. The exact order of operations is
-    fixed in `docs/numerics.md`. The input must not be empty (an empty
+    its `q` is 0 wherever `x * (1 / scale)` is NaN. The reciprocal is one
+    division per group, so each element costs a multiply; the exact order of
+    operations is fixed in `docs/numerics.md`. The input must not be empty (an empty
     group has no scale), and with stochastic rounding it has fewer than
     2^32 elements (the hash takes 32-bit indices).
 
