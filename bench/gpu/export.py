@@ -235,9 +235,12 @@ def main():
             # even if the wgmma kernel fails on the device. And the bf16
             # graph without K splits: what they bring to the layer. And the
             # bf16 graph with nearest rounding (no stochastic hash): against
-            # _bf16, what the hash costs the transform kernels.
+            # _bf16, what the hash costs the transform kernels. And W's
+            # hadamard along dim 0 as a kernel of its own (not computed by
+            # its quantize kernels as they load the rows): which is faster.
             layer_variants = [
                 ("", "", "", "f32"),
+                ("_wsplit", " fuse-column-hadamard=0", "", "f32"),
                 ("_unshared", " share-statistics=0", "", "f32"),
                 ("_lqs", "", traffic.LQS, "f32"),
                 ("_bf16", "", "", "bf16"),

@@ -341,6 +341,17 @@ def test_row_hadamard_quantize_on_gpu(device, tmp_path, m, n, block, element, sc
 
 
 @pytest.mark.parametrize("granularity,scale,rounding", COLUMN_HADAMARD_QUANTIZES)
+@pytest.mark.parametrize("m,n,block,element", COLUMN_HADAMARD_SHAPES[:2])
+def test_column_hadamard_unfused_on_gpu(device, tmp_path, m, n, block, element, granularity,
+                                        scale, rounding):
+    """The same with fuse-column-hadamard=false: the block-transform kernel writes the
+    hadamard along dim 0 and the quantize kernels read it, bit for bit."""
+    check_column_hadamard_quantize(
+        lambda text: compile_gpu(text, device, tmp_path, options="fuse-column-hadamard=0"),
+        m, n, block, element, granularity, scale, rounding)
+
+
+@pytest.mark.parametrize("granularity,scale,rounding", COLUMN_HADAMARD_QUANTIZES)
 @pytest.mark.parametrize("m,n,block,element", COLUMN_HADAMARD_SHAPES)
 def test_column_hadamard_quantize_on_gpu(device, tmp_path, m, n, block, element, granularity,
                                          scale, rounding):

@@ -285,6 +285,11 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "quantizes that read its input (through a hadamard) or its "
            "result, and quantize both itself when nothing else reads its "
            "result (with hadamard-quantize and lowrank)">,
+    Option<"fuseColumnHadamard", "fuse-column-hadamard", "bool",
+           /*default=*/"true",
+           "Let the quantize kernels compute a hot.hadamard along dim 0 "
+           "(W's on the gx path) as they load the rows, instead of a "
+           "block-transform kernel writing it first">,
     Option<"rowValuesInRegisters", "row-values-in-registers", "int64_t",
            /*default=*/"96",
            "Most values per lane of a row that a per_row hadamard + quantize "

@@ -107,6 +107,12 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
                      "quantizes that share their data (and quantize both "
                      "when nothing else reads the projection)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseColumnHadamard{
+      *this, "fuse-column-hadamard",
+      llvm::cl::desc("The quantize kernels compute a hadamard along dim 0 "
+                     "as they load the rows (else a block-transform kernel "
+                     "writes it first)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> rowValuesInRegisters{
       *this, "row-values-in-registers",
       llvm::cl::desc("Most values per lane of a row that a per_row "

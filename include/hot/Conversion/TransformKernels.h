@@ -241,6 +241,10 @@ struct TransformsToGPUOptions {
   /// Whether a Quantize kernel writes a product's K-major operand
   /// K-contiguous itself, replacing its transpose (see OperandTransposes).
   bool writeOperandsKMajor = true;
+  /// Whether the per-row and per-tensor quantize kernels compute a
+  /// hadamard along dim 0 (W's on the gx path) as they load the rows, rather
+  /// than leaving it to a block-transform kernel of its own.
+  bool fuseColumnHadamard = true;
 };
 
 /// Partial maxima of |values| that a kernel computes for the per-tensor

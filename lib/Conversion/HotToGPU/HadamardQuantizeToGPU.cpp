@@ -53,16 +53,22 @@ mlir::hot::getQuantizeSource(QuantizeOp op,
     return result;
   if (hadamard.getDim() != 1) {
     int64_t block = hadamard.getBlock();
-    if (!columns || block > options.maxLowRankBlock) {
-      result.notFused =
-          columns ? "hadamard along dim 0 with block " + std::to_string(block) +
-                        " (more rows than the " +
-                        std::to_string(options.maxLowRankBlock) +
-                        " a thread holds): not fused, the kernel quantizes "
-                        "its result"
-                  : "hadamard along dim 0 (across rows) does not map onto "
-                    "lanes of one row: not fused, the kernel quantizes its "
-                    "result";
+    if (!columns || !options.fuseColumnHadamard ||
+        block > options.maxLowRankBlock) {
+      if (!columns)
+        result.notFused = "hadamard along dim 0 (across rows) does not map "
+                          "onto lanes of one row: not fused, the kernel "
+                          "quantizes its result";
+      else if (!options.fuseColumnHadamard)
+        result.notFused = "hadamard along dim 0 not fused "
+                          "(fuse-column-hadamard=false): the kernel quantizes "
+                          "its result";
+      else
+        result.notFused = "hadamard along dim 0 with block " +
+                          std::to_string(block) + " (more rows than the " +
+                          std::to_string(options.maxLowRankBlock) +
+                          " a thread holds): not fused, the kernel quantizes "
+                          "its result";
       return result;
     }
     result.source = hadamard.getInput();

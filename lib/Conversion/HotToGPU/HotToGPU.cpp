@@ -128,6 +128,7 @@ struct ConvertHotToGPUPass
     TransformsToGPUOptions transforms;
     transforms.shareStatistics = shareStatistics;
     transforms.maxRowValuesInRegisters = rowValuesInRegisters;
+    transforms.fuseColumnHadamard = fuseColumnHadamard;
     transforms.writeOperandsKMajor = fuseTransposes;
     lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
                          lowRank, transposes);

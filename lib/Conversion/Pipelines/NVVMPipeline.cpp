@@ -106,6 +106,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.lowRank = options.lowRank;
   kernels.shareStatistics = options.shareStatistics;
   kernels.rowValuesInRegisters = options.rowValuesInRegisters;
+  kernels.fuseColumnHadamard = options.fuseColumnHadamard;
   kernels.fuseTransposes = options.fuseTransposes;
   pm.addPass(createConvertHotToGPUPass(kernels));
 

@@ -11,6 +11,9 @@
 // RUN: hot-opt %s --split-input-file \
 // RUN:   --convert-hot-to-gpu="row-values-in-registers=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=TWICE
+// RUN: hot-opt %s --split-input-file \
+// RUN:   --convert-hot-to-gpu="fuse-column-hadamard=false" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=COLSPLIT
 
 // The gx path's gy: hadamard along the rows (block 16) + per_row stochastic
 // 4-bit quantize: one kernel, one warp per row. With 4 floats per lane, the
@@ -159,6 +162,11 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 
 // REMARK: remark: per_col quantize: @hot_matrix_8x64_v4_t32_i8_stats_outmaxcol_p1 (4 consecutive channels per thread (vector accesses); max|x| per channel, a row of partials per block row (1)), @hot_matrix_8x64_v4_t32_i8_scales_q127_g1 (the per-channel scales) then @hot_matrix_8x64_v4_t32_i8_quantize_out_col_q127s_g1 (quantizes x with the CPU path's rounding)
 // REMARK: remark: fused hadamard along dim 0 (block 4: each lane loads its values of the block's rows and runs the butterfly stages that lead to its row in registers) + per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_c4_v4_w4_q127_nearest_regs
+// With fuse-column-hadamard=false, the block-transform kernel computes that
+// hadamard and the quantize kernel reads its result.
+// COLSPLIT: remark: hadamard along dim 0 not fused (fuse-column-hadamard=false): the kernel quantizes its result
+// COLSPLIT: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x64_b1_v4_w4_q127_nearest_regs
+// COLSPLIT: remark: hadamard kernel @hot_block_hadamard_1x8x64_b4_v4_t32_i2
 // REMARK: remark: hadamard block 256 spans more than one warp (at most 128 for rows of 256): not fused, the kernel quantizes its result
 // REMARK: remark: fused per_row quantize kernel @hot_hadamard_quantize_row_8x256_b1_v4_w4_q127_nearest_regs
 // REMARK: remark: hadamard kernel @hot_block_hadamard_1x8x64_b4_v4_t32_i2: 4 consecutive channels per thread (vector accesses) and block of 4 along dim 0, butterfly in registers in the CPU path's order
