@@ -238,9 +238,15 @@ def main():
             # _bf16, what the hash costs the transform kernels. And W's
             # hadamard along dim 0 as a kernel of its own (not computed by
             # its quantize kernels as they load the rows): which is faster.
+            # And the lowrank quantize kernels at other channels per thread
+            # than the defaults (1 per tensor, 4 with LQS's per-channel
+            # scales).
             layer_variants = [
                 ("", "", "", "f32"),
                 ("_wsplit", " fuse-column-hadamard=0", "", "f32"),
+                ("_v2", " quantize-channels-per-thread=2", "", "f32"),
+                ("_lqs_v1", " quantize-channels-per-thread=1", traffic.LQS, "f32"),
+                ("_lqs_v2", " quantize-channels-per-thread=2", traffic.LQS, "f32"),
                 ("_unshared", " share-statistics=0", "", "f32"),
                 ("_lqs", "", traffic.LQS, "f32"),
                 ("_bf16", "", "", "bf16"),

@@ -439,6 +439,18 @@ def test_narrow_layer_on_gpu(device, tmp_path, element, granularity, arch_specif
                        NARROW_LAYER_SHAPES[0], element, granularity)
 
 
+@pytest.mark.parametrize("width", [1, 2, 4])
+@pytest.mark.parametrize("granularity", NARROW_LAYER_GRANULARITIES, ids=["tensor", "lqs"])
+def test_quantize_channels_per_thread_on_gpu(device, tmp_path, granularity, width):
+    """The layer of test_narrow_layer_on_gpu (bf16, 40 and 48 channels) with its lowrank
+    quantize kernels at 1, 2 and 4 channels per thread (quantize-channels-per-thread), per
+    tensor and per channel, bit for bit."""
+    check_narrow_layer(
+        lambda text: compile_gpu(text, device, tmp_path,
+                                 options=f"quantize-channels-per-thread={width}"),
+        NARROW_LAYER_SHAPES[0], "bf16", granularity)
+
+
 @pytest.mark.parametrize("shape,gw_bits", [(NARROW_LAYER_SHAPES[1], 8),
                                            (NARROW_LAYER_SHAPES[0], 4)],
                          ids=["no-tail", "gw-4-bit"])

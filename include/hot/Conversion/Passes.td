@@ -290,6 +290,12 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
            "Let the quantize kernels compute a hot.hadamard along dim 0 "
            "(W's on the gx path) as they load the rows, instead of a "
            "block-transform kernel writing it first">,
+    Option<"quantizeChannelsPerThread", "quantize-channels-per-thread",
+           "int64_t", /*default=*/"0",
+           "Channels per thread of the kernels that quantize a lowrank's "
+           "input and result: 1, 2 or 4 where it divides the channels (0: 1 "
+           "with per-tensor scales, the vector width with per-channel "
+           "ones)">,
     Option<"rowValuesInRegisters", "row-values-in-registers", "int64_t",
            /*default=*/"96",
            "Most values per lane of a row that a per_row hadamard + quantize "

@@ -113,6 +113,11 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
                      "as they load the rows (else a block-transform kernel "
                      "writes it first)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> quantizeChannelsPerThread{
+      *this, "quantize-channels-per-thread",
+      llvm::cl::desc("Channels per thread of the lowrank quantize kernels "
+                     "(1, 2 or 4; 0: the default)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> rowValuesInRegisters{
       *this, "row-values-in-registers",
       llvm::cl::desc("Most values per lane of a row that a per_row "

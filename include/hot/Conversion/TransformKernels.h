@@ -245,6 +245,10 @@ struct TransformsToGPUOptions {
   /// hadamard along dim 0 (W's on the gx path) as they load the rows, rather
   /// than leaving it to a block-transform kernel of its own.
   bool fuseColumnHadamard = true;
+  /// Channels per thread of the lowrank Quantize kernels: 1, 2 or 4 (it
+  /// must divide the channels), or 0 for the default (1 with per-tensor
+  /// scales, the vector width with per-channel ones).
+  int64_t quantizeChannelsPerThread = 0;
 };
 
 /// Partial maxima of |values| that a kernel computes for the per-tensor

@@ -129,6 +129,7 @@ struct ConvertHotToGPUPass
     transforms.shareStatistics = shareStatistics;
     transforms.maxRowValuesInRegisters = rowValuesInRegisters;
     transforms.fuseColumnHadamard = fuseColumnHadamard;
+    transforms.quantizeChannelsPerThread = quantizeChannelsPerThread;
     transforms.writeOperandsKMajor = fuseTransposes;
     lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
                          lowRank, transposes);

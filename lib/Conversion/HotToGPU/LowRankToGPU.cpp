@@ -396,13 +396,18 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   // Per tensor, one channel per thread: the quantize kernel keeps a block's
   // tokens of each of its channels in registers with both quantizations'
   // work, and 4 channels took 127 registers (2 blocks of 256 threads per SM,
-  // latency bound); 1 takes 60 (4 blocks). On an H200 this kernel of ViT-B
-  // fc1's gy ran in 142 us against 169 (qkv's: 109 against 171), x's in 21
-  // against 24 (bench/RESULTS.md); the Statistics kernel, with few
-  // registers, keeps 4 (vector loads). Per channel (LQS), not measured yet,
-  // keeps the vector width.
-  if (!column)
-    setChannelsPerThread(quantize, 1);
+  // latency bound); 1 takes 60 (4 blocks; 40 since quantizing multiplies
+  // by a reciprocal). On an H200 this kernel of ViT-B fc1's gy ran in 142 us
+  // against 169 (qkv's: 109 against 171), x's in 21 against 24
+  // (bench/RESULTS.md); the Statistics kernel, with few registers, keeps 4
+  // (vector loads). Per channel (LQS), not measured yet, keeps the vector
+  // width. quantize-channels-per-thread overrides both, for measurements.
+  int64_t width = column ? quantize.vectorWidth : 1;
+  if (int64_t requested = options.quantizeChannelsPerThread;
+      llvm::is_contained({1, 2, 4}, requested) &&
+      quantize.inner % requested == 0)
+    width = requested;
+  setChannelsPerThread(quantize, width);
   quantize.inputMaxBlock = hadamardBlock;
   quantize.outputMax = stats.outputMax;
   quantize.statisticsGridX = stats.gridX();

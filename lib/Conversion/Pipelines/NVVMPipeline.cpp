@@ -107,6 +107,7 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   kernels.shareStatistics = options.shareStatistics;
   kernels.rowValuesInRegisters = options.rowValuesInRegisters;
   kernels.fuseColumnHadamard = options.fuseColumnHadamard;
+  kernels.quantizeChannelsPerThread = options.quantizeChannelsPerThread;
   kernels.fuseTransposes = options.fuseTransposes;
   pm.addPass(createConvertHotToGPUPass(kernels));
 

@@ -14,6 +14,9 @@
 // RUN: hot-opt %s --split-input-file \
 // RUN:   --convert-hot-to-gpu="fuse-column-hadamard=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=COLSPLIT
+// RUN: hot-opt %s --split-input-file \
+// RUN:   --convert-hot-to-gpu="quantize-channels-per-thread=2" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=WIDTH2
 
 // The gx path's gy: hadamard along the rows (block 16) + per_row stochastic
 // 4-bit quantize: one kernel, one warp per row. With 4 floats per lane, the
@@ -495,6 +498,9 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // The projection never reaches memory.
 
 // REMARK: remark: lowrank and the quantizes of its input's hadamard and of its result in one pass over the data after a statistics pass: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 (4 consecutive channels per thread (vector accesses); max|hadamard along the channels (block 16)|, 26 partials; max|y|, 26 partials) then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127n_g1x26 (quantizes the hadamard and y with the CPU path's rounding; y never reaches memory)
+// With quantize-channels-per-thread=2, the quantize kernel takes 2 channels a
+// thread (v2) and 256 threads; the statistics kernel keeps 4.
+// WIDTH2: remark: lowrank and the quantizes of its input's hadamard and of its result in one pass over the data after a statistics pass: @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_stats_inmax16_outmax_p26 {{.*}} then @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v2_t256_quantize_in16_q7s_out_tensor_q127n_g1x26 (
 
 // With share-statistics=false: the lowrank kernel and two absmax + quantize
 // pairs, each absmax a pass of its own.
