@@ -51,8 +51,11 @@ using namespace mlir::hot;
 /// 32-bit registers of an SM (sm_80 to sm_90).
 static constexpr int64_t kRegistersPerSM = 65536;
 /// Registers a lane of a row-in-registers kernel needs besides the row's
-/// values (addresses, the scale, the hash's temporaries).
+/// values (addresses, the scale, the hash's temporaries), and more with bf16
+/// or f16 input (extending the loaded pairs): with 32, fc1's bf16 rows spill
+/// 16 bytes on sm_86 and sm_89 (row-in-registers-ptxas.mlir).
 static constexpr int64_t kRowWorkingRegisters = 32;
+static constexpr int64_t kNarrowRowWorkingRegisters = 40;
 
 std::string HadamardQuantizeKernelSpec::getKernelName() const {
   std::string name;
@@ -632,7 +635,10 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
     int64_t laneValues =
         llvm::divideCeil(spec.n, kWarpSize * spec.vectorWidth) *
         spec.vectorWidth;
-    int64_t registers = llvm::alignTo(laneValues + kRowWorkingRegisters, 8);
+    bool narrow = spec.inputElementType && !spec.inputElementType.isF32();
+    int64_t working =
+        narrow ? kNarrowRowWorkingRegisters : kRowWorkingRegisters;
+    int64_t registers = llvm::alignTo(laneValues + working, 8);
     int64_t blocks = kRegistersPerSM / (registers * kWarpSize * warps);
     func->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),
