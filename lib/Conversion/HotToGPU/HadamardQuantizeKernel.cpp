@@ -139,8 +139,9 @@ private:
   /// spec.columnBlock, else not yet along the row); see transformChunk.
   SmallVector<Value> loadChunk(Value row, Value chunk, Value &active,
                                bool masked);
-  /// Loads this lane's values of every chunk of `row` (all loads first),
-  /// transforms them and keeps them for transformChunk.
+  /// Loads this lane's values of every chunk of `row` (every chunk's loads
+  /// before the butterflies along the row), transforms them and keeps them
+  /// for transformChunk.
   void loadRow(Value row);
   /// Folds `body` over the offsets 0, step, 2 step, ... < n of a row,
   /// threading `inits` through: one scf.for, or with the row in registers
