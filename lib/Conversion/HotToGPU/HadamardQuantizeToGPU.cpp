@@ -17,8 +17,8 @@ using namespace mlir::hot;
 /// Rows (warps) per thread block.
 static constexpr int64_t kWarpsPerBlock = 8;
 /// Rows per thread block of a per-row kernel that keeps its rows in
-/// registers: with up to ~160 registers per thread, blocks of 4 warps let 3
-/// share an SM where blocks of 8 fit once.
+/// registers: with 128 to 168 registers per thread, 4 or 3 blocks of 4 warps
+/// share an SM where blocks of 8 would fit twice or once.
 static constexpr int64_t kRowInRegistersWarpsPerBlock = 4;
 /// Most thread blocks of the per-tensor max kernel (its partials are read by
 /// every warp of the quantize kernel, so they are kept few).
