@@ -69,6 +69,9 @@ struct HadamardQuantizeKernelSpec {
   /// extends to f32 as it loads (exact: the same values as an arith.extf).
   Type inputElementType;
 
+  /// Values of a row each lane holds: its vectorWidth values of each of the
+  /// row's chunks of 32 * vectorWidth elements.
+  int64_t getLaneValues() const;
   std::string getKernelName() const;
 };
 

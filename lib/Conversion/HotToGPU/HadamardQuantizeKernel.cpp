@@ -57,6 +57,10 @@ static constexpr int64_t kRegistersPerSM = 65536;
 static constexpr int64_t kRowWorkingRegisters = 32;
 static constexpr int64_t kNarrowRowWorkingRegisters = 40;
 
+int64_t HadamardQuantizeKernelSpec::getLaneValues() const {
+  return llvm::divideCeil(n, kWarpSize * vectorWidth) * vectorWidth;
+}
+
 std::string HadamardQuantizeKernelSpec::getKernelName() const {
   std::string name;
   llvm::raw_string_ostream os(name);
@@ -633,13 +637,10 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
     // working registers allow: fc1's rows (96 values per lane) then take 128
     // registers and 4 blocks of 4 warps share an SM, where ptxas alone takes
     // 158 and fits 3. No spills (transform-kernels-ptxas.mlir).
-    int64_t laneValues =
-        llvm::divideCeil(spec.n, kWarpSize * spec.vectorWidth) *
-        spec.vectorWidth;
     bool narrow = spec.inputElementType && !spec.inputElementType.isF32();
     int64_t working =
         narrow ? kNarrowRowWorkingRegisters : kRowWorkingRegisters;
-    int64_t registers = llvm::alignTo(laneValues + working, 8);
+    int64_t registers = llvm::alignTo(spec.getLaneValues() + working, 8);
     int64_t blocks = kRegistersPerSM / (registers * kWarpSize * warps);
     func->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),

@@ -177,8 +177,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                           : "";
   if (granularity == Granularity::PerRow) {
     spec.stage = HadamardQuantizeStage::Row;
-    int64_t chunk = 32 * spec.vectorWidth;
-    int64_t laneValues = llvm::divideCeil(n, chunk) * spec.vectorWidth;
+    int64_t laneValues = spec.getLaneValues();
     spec.rowInRegisters = laneValues <= options.maxRowValuesInRegisters;
     if (spec.rowInRegisters)
       spec.warpsPerBlock = kRowInRegistersWarpsPerBlock;
