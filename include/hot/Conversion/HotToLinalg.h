@@ -25,10 +25,15 @@ Value buildHadamardTransform(OpBuilder &builder, Location loc, Value input,
 
 /// Emits the counter-based hash of docs/numerics.md as arith ops on i32:
 /// the per-op key from an i64 seed, and the uniform f32 in [0, 1) of one
-/// element from the key and the element's 32-bit linear index.
+/// element from the key and the element's 32-bit linear index. The uniform
+/// is `units` * kStochasticUnit, with units = f32(hash >> 8) an integer
+/// below 2^24 (exact in f32, and so is the product).
 Value buildStochasticKey(OpBuilder &builder, Location loc, Value seed);
+Value buildStochasticUnits(OpBuilder &builder, Location loc, Value key,
+                           Value linearIndex);
 Value buildStochasticUniform(OpBuilder &builder, Location loc, Value key,
                              Value linearIndex);
+inline constexpr float kStochasticUnit = 1.0f / float(1 << 24);
 
 /// Adds the patterns that lower every hot op to linalg/arith/math/tensor.
 void populateHotToLinalgPatterns(RewritePatternSet &patterns);

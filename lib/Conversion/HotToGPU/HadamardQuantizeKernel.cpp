@@ -138,7 +138,16 @@ private:
   /// elements exist. With the row in registers, `chunk` is a constant and
   /// the values are loadRow's.
   SmallVector<Value> transformChunk(Value row, Value chunk, Value &active,
-                                    bool masked);
+                                    bool masked, bool normalize = true);
+  /// Whether rowStats' maxima are of the butterfly's values before the
+  /// normalization (emitBlockButterfly), which normalizedMax applies once to
+  /// the max: kernels that transform a chunk for the max alone.
+  bool rawMax() const {
+    return !spec.rowInRegisters && !spec.sawb && spec.columnBlock == 1;
+  }
+  Value normalizedMax(Value max) {
+    return rawMax() ? emitNormalize(b, max, spec.block) : max;
+  }
   /// The values of chunk `chunk` as loaded (transformed along the rows with
   /// spec.columnBlock, else not yet along the row); see transformChunk.
   SmallVector<Value> loadChunk(Value row, Value chunk, Value &active,
@@ -158,8 +167,9 @@ private:
   /// (spec.columnBlock).
   SmallVector<Value> transformColumns(Value row, Value col, Value active);
   /// The statistics of one row: max(acc, |y|) over the lane's elements of
-  /// every chunk of `row` and, with sawb, the f64 sums of |y| and y^2 over
-  /// the whole row in docs/numerics.md's order (the same in every lane).
+  /// every chunk of `row` (of the unnormalized |y| with rawMax()) and, with
+  /// sawb, the f64 sums of |y| and y^2 over the whole row in
+  /// docs/numerics.md's order (the same in every lane).
   struct RowStats {
     Value max, sum, sumOfSquares;
   };
@@ -199,10 +209,9 @@ private:
 
 } // namespace
 
-SmallVector<Value> HadamardQuantizeEmitter::transformChunk(Value row,
-                                                           Value chunk,
-                                                           Value &active,
-                                                           bool masked) {
+SmallVector<Value>
+HadamardQuantizeEmitter::transformChunk(Value row, Value chunk, Value &active,
+                                        bool masked, bool normalize) {
   if (spec.rowInRegisters) {
     // SAWB's steps can cover chunks past the row: zeros, which add nothing.
     int64_t index = *getConstantIntValue(chunk) / chunkElements();
@@ -215,7 +224,7 @@ SmallVector<Value> HadamardQuantizeEmitter::transformChunk(Value row,
   }
   SmallVector<Value> v = loadChunk(row, chunk, active, masked);
   if (spec.columnBlock == 1)
-    emitBlockButterfly(b, v, spec.block, lane);
+    emitBlockButterfly(b, v, spec.block, lane, normalize);
   return v;
 }
 
@@ -327,7 +336,7 @@ HadamardQuantizeEmitter::rowStats(Value row, Value acc) {
       // Lanes past the row hold zeros: adding +0 leaves the sums unchanged.
       SmallVector<Value> ys =
           transformChunk(row, add(offset, sub * chunkElements()), active,
-                         spec.n % stepElements != 0);
+                         spec.n % stepElements != 0, !rawMax());
       m = emitAbsMax(b, ys, m);
       if (!spec.sawb)
         continue;
@@ -522,7 +531,7 @@ void HadamardQuantizeEmitter::emit() {
         });
       scf::YieldOp::create(b, stats.max);
     }
-    Value m = emitWarpMax(b, rows.getResult(0));
+    Value m = normalizedMax(emitWarpMax(b, rows.getResult(0)));
     emitIfThen(b, laneZero, [&] {
       memref::StoreOp::create(b, m, args[1], ValueRange{firstRow});
     });
@@ -571,7 +580,7 @@ void HadamardQuantizeEmitter::emit() {
       loadRow(firstRow);
     if (!tensor) {
       RowStats stats = rowStats(firstRow, zero);
-      Value max = emitWarpMax(b, stats.max);
+      Value max = normalizedMax(emitWarpMax(b, stats.max));
       rowScale = spec.sawb
                      ? sawbScale(max, stats.sum, stats.sumOfSquares, spec.n)
                      : Value(arith::DivFOp::create(b, max, qmax));
@@ -645,6 +654,14 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
     func->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),
         builder.getI32IntegerAttr(int32_t(std::max<int64_t>(1, blocks))));
+  }
+  if (spec.stage == HadamardQuantizeStage::AbsMax && !spec.sawb) {
+    // A maxabs max kernel has few blocks (kMaxAbsMaxBlocks), at most one per
+    // SM: say so, and ptxas keeps more of a row's loads in flight instead of
+    // spilling to fit 8 blocks per SM (it spilled 16 bytes of the 768-wide
+    // row at 32 registers on sm_90; 55 without spills with this hint).
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  builder.getI32IntegerAttr(1));
   }
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());

@@ -108,6 +108,18 @@ struct ConvertHotToGPUPass
       module.emitError() << "convert-hot-to-gpu: " << reason;
       return signalPassFailure();
     }
+    if (!llvm::is_contained({0, 1, 2, 4}, int64_t(quantizeChannelsPerThread))) {
+      module.emitError() << "convert-hot-to-gpu: quantize-channels-per-thread "
+                            "must be 1, 2 or 4 (0: the default), not "
+                         << int64_t(quantizeChannelsPerThread);
+      return signalPassFailure();
+    }
+    if (rowValuesInRegisters < 0) {
+      module.emitError() << "convert-hot-to-gpu: row-values-in-registers "
+                            "must be 0 or more, not "
+                         << int64_t(rowValuesInRegisters);
+      return signalPassFailure();
+    }
 
     SmallVector<IntMatmulOp> matmuls;
     module.walk([&](IntMatmulOp op) { matmuls.push_back(op); });

@@ -197,7 +197,8 @@ struct TokenRow {
   SmallVector<Value> values;
 };
 
-/// The running statistics of a thread: max|hadamard(x)| (or null), and
+/// The running statistics of a thread: max|hadamard(x)| before its
+/// normalization (or null; storePartials normalizes it), and
 /// max|y| (one value, one per channel, or none).
 struct Statistics {
   Value in;
@@ -421,10 +422,12 @@ Statistics LowRankEmitter::emitItem(bool tail, Value s, Value c,
 
   bool quantizes = spec.stage == LowRankStage::Quantize;
   if (spec.inputMaxBlock > 0) {
-    // hadamard(x) along the channels, one token row at a time.
+    // hadamard(x) along the channels, one token row at a time. For the max
+    // alone, unnormalized: storePartials normalizes the max.
     for (const TokenRow &row : in) {
       TokenRow transformed = row;
-      emitBlockButterfly(b, transformed.values, spec.inputMaxBlock, lane);
+      emitBlockButterfly(b, transformed.values, spec.inputMaxBlock, lane,
+                         /*normalize=*/quantizes);
       if (quantizes)
         store(quantize(transformed, s, spec.n, inInverse,
                        spec.inputQuantization.qmax, inKey),
@@ -564,7 +567,8 @@ void LowRankEmitter::storePartials(const Statistics &stats) {
   // Per tensor: reduced over the block's warps.
   SmallVector<std::pair<Value, int>> reduced;
   if (stats.in)
-    reduced.push_back({stats.in, args.inPartials});
+    reduced.push_back(
+        {emitNormalize(b, stats.in, spec.inputMaxBlock), args.inPartials});
   if (spec.outputMax == OutputMax::Tensor)
     reduced.push_back({stats.out[0], args.outPartials});
   if (reduced.empty())

@@ -403,10 +403,14 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   // (vector loads). Per channel (LQS), not measured yet, keeps the vector
   // width. quantize-channels-per-thread overrides both, for measurements.
   int64_t width = column ? quantize.vectorWidth : 1;
-  if (int64_t requested = options.quantizeChannelsPerThread;
-      llvm::is_contained({1, 2, 4}, requested) &&
-      quantize.inner % requested == 0)
-    width = requested;
+  if (int64_t requested = options.quantizeChannelsPerThread; requested > 0) {
+    if (quantize.inner % requested == 0)
+      width = requested;
+    else
+      op->emitRemark() << "quantize-channels-per-thread=" << requested
+                       << " does not divide the " << quantize.inner
+                       << " channels: the quantize kernel keeps " << width;
+  }
   setChannelsPerThread(quantize, width);
   quantize.inputMaxBlock = hadamardBlock;
   quantize.outputMax = stats.outputMax;

@@ -9,6 +9,7 @@
 #include "hot/Dialect/Hot/Walsh.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -22,7 +23,7 @@ using namespace mlir::hot;
 
 void mlir::hot::emitBlockButterfly(ImplicitLocOpBuilder &b,
                                    MutableArrayRef<Value> v, int64_t block,
-                                   Value lane) {
+                                   Value lane, bool normalize) {
   if (block == 1)
     return;
   int64_t width = v.size();
@@ -44,25 +45,40 @@ void mlir::hot::emitBlockButterfly(ImplicitLocOpBuilder &b,
       }
       continue;
     }
+    // The lane whose bit is clear holds lo and gets lo + hi; its partner
+    // holds hi and gets lo - hi. Both are fma(sign, mine, partner) with
+    // sign = +1 or -1 by lane: sign * mine is exact, so the fma rounds once,
+    // as the add or subtract does, bit for bit (zeros' signs, Inf and NaN
+    // included), in one instruction instead of two and a select.
     int32_t laneBit = int32_t(span / width);
     Value bit = arith::AndIOp::create(
         b, laneI32, arith::ConstantOp::create(b, b.getI32IntegerAttr(laneBit)));
     Value isLow = arith::CmpIOp::create(
         b, arith::CmpIPredicate::eq, bit,
         arith::ConstantOp::create(b, b.getI32IntegerAttr(0)));
+    Value sign = arith::SelectOp::create(
+        b, isLow, arith::ConstantOp::create(b, b.getF32FloatAttr(1)),
+        arith::ConstantOp::create(b, b.getF32FloatAttr(-1)));
     for (int64_t e = 0; e < width; ++e) {
       Value partner = gpu::ShuffleOp::create(b, v[e], laneBit, kWarpSize,
                                              gpu::ShuffleMode::XOR)
                           .getShuffleResult();
-      Value sum = arith::AddFOp::create(b, v[e], partner);
-      Value diff = arith::SubFOp::create(b, partner, v[e]);
-      v[e] = arith::SelectOp::create(b, isLow, sum, diff);
+      v[e] = math::FmaOp::create(b, sign, v[e], partner);
     }
   }
-  Value scale = arith::ConstantOp::create(
-      b, b.getF32FloatAttr(float(getHadamardNormalization(block))));
-  for (Value &x : v)
-    x = arith::MulFOp::create(b, x, scale);
+  if (normalize)
+    for (Value &x : v)
+      x = emitNormalize(b, x, block);
+}
+
+Value mlir::hot::emitNormalize(ImplicitLocOpBuilder &b, Value value,
+                               int64_t block) {
+  if (block == 1)
+    return value;
+  return arith::MulFOp::create(
+      b, value,
+      arith::ConstantOp::create(
+          b, b.getF32FloatAttr(float(getHadamardNormalization(block)))));
 }
 
 Value mlir::hot::emitAbsMax(ImplicitLocOpBuilder &b, ArrayRef<Value> v,
@@ -153,14 +169,29 @@ Value mlir::hot::emitQuantizeValue(ImplicitLocOpBuilder &b, Value y,
     return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
   };
   Value v = arith::MulFOp::create(b, y, inverse);
-  Value rounded;
   if (key) {
-    Value u = buildStochasticUniform(b, b.getLoc(), key, index);
-    rounded = math::FloorOp::create(b, arith::AddFOp::create(b, v, u));
-  } else {
-    // Half away from zero, as math.round on the CPU path.
-    rounded = math::RoundOp::create(b, v);
+    // v + u as fma(units, 2^-24, v): the product is exact (it is u), so the
+    // fma rounds the sum once, as the add does. Then floor, saturation to
+    // i32 and NaN to 0 in one cvt.rmi.s32.f32 (PTX ISA: float-to-integer
+    // conversions saturate and convert NaN to 0), and the clamp to [-qmax,
+    // qmax] on the integer: the contract's q in three instructions, where a
+    // floor, a float clamp, a NaN select and a conversion took six.
+    Value sum =
+        math::FmaOp::create(b, buildStochasticUnits(b, b.getLoc(), key, index),
+                            f32(kStochasticUnit), v);
+    Type i32 = b.getI32Type();
+    Value floor = LLVM::CallIntrinsicOp::create(
+                      b, i32, b.getStringAttr(kFloorToI32Intrinsic), sum)
+                      .getResult(0);
+    auto i32Const = [&](int64_t c) -> Value {
+      return arith::ConstantOp::create(b, b.getI32IntegerAttr(int32_t(c)));
+    };
+    Value clamped = arith::MinSIOp::create(
+        b, arith::MaxSIOp::create(b, floor, i32Const(-qmax)), i32Const(qmax));
+    return arith::TruncIOp::create(b, b.getI8Type(), clamped);
   }
+  // Half away from zero, as math.round on the CPU path.
+  Value rounded = math::RoundOp::create(b, v);
   Value clamped = arith::MinimumFOp::create(
       b, arith::MaximumFOp::create(b, rounded, f32(-double(qmax))),
       f32(double(qmax)));

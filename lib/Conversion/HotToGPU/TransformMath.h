@@ -31,8 +31,15 @@ inline constexpr int64_t kWarpSize = 32;
 /// partner comes from `gpu.shuffle xor` (`lane`, the index of the lane in
 /// its warp, is read only then). Blocks must start at a multiple of `block`
 /// lanes-times-values, and every lane of the warp must execute the shuffles.
+/// Without `normalize`, the values are left unmultiplied: a max of their
+/// magnitudes times c_block (emitNormalize) is the max of the transform's,
+/// bit for bit, since rounding is monotonic.
 void emitBlockButterfly(ImplicitLocOpBuilder &b, MutableArrayRef<Value> v,
-                        int64_t block, Value lane);
+                        int64_t block, Value lane, bool normalize = true);
+
+/// `value` times c_block, the Hadamard normalization (value itself for
+/// block 1).
+Value emitNormalize(ImplicitLocOpBuilder &b, Value value, int64_t block);
 
 /// max(acc, |v|) over `v`, with arith.maximumf (a NaN propagates).
 Value emitAbsMax(ImplicitLocOpBuilder &b, ArrayRef<Value> v, Value acc);
@@ -92,11 +99,16 @@ Value emitPartialsMax(ImplicitLocOpBuilder &b, Value partials, int64_t count,
 /// computed once per group.
 Value emitReciprocal(ImplicitLocOpBuilder &b, Value scale);
 
+/// NVVM's float-to-i32 conversion rounding toward -inf (cvt.rmi.s32.f32):
+/// saturating, NaN to 0. The simulator runs it as floor and
+/// llvm.fptosi.sat.
+inline constexpr llvm::StringLiteral kFloorToI32Intrinsic = "llvm.nvvm.f2i.rm";
+
 /// The i8 quantization of `y` to [-qmax, qmax] with its group's reciprocal
 /// scale `inverse` (emitReciprocal): v = y * inverse, then floor(v + u) with
 /// u the uniform of (`key`, `index`) when `key` is set (stochastic rounding;
-/// `index` is the element's i32 index), else round half away from zero; NaN
-/// gives 0.
+/// `index` is the element's i32 index; kFloorToI32Intrinsic), else round
+/// half away from zero; NaN gives 0.
 Value emitQuantizeValue(ImplicitLocOpBuilder &b, Value y, Value inverse,
                         int64_t qmax, Value key, Value index);
 

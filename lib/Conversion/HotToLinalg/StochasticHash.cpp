@@ -50,16 +50,20 @@ Value mlir::hot::buildStochasticKey(OpBuilder &builder, Location loc,
                arith::XOrIOp::create(builder, loc, low, mixedHigh));
 }
 
-Value mlir::hot::buildStochasticUniform(OpBuilder &builder, Location loc,
-                                        Value key, Value linearIndex) {
+Value mlir::hot::buildStochasticUnits(OpBuilder &builder, Location loc,
+                                      Value key, Value linearIndex) {
   Value h = mix32(builder, loc,
                   arith::XOrIOp::create(builder, loc, linearIndex, key));
   h = mix32(builder, loc, arith::AddIOp::create(builder, loc, h, key));
   Value top24 = arith::ShRUIOp::create(builder, loc, h,
                                        constantI32(builder, loc, 8));
-  Value asFloat =
-      arith::UIToFPOp::create(builder, loc, builder.getF32Type(), top24);
-  Value ulp = arith::ConstantOp::create(
-      builder, loc, builder.getF32FloatAttr(1.0f / float(1 << 24)));
-  return arith::MulFOp::create(builder, loc, asFloat, ulp);
+  return arith::UIToFPOp::create(builder, loc, builder.getF32Type(), top24);
+}
+
+Value mlir::hot::buildStochasticUniform(OpBuilder &builder, Location loc,
+                                        Value key, Value linearIndex) {
+  Value units = buildStochasticUnits(builder, loc, key, linearIndex);
+  Value unit = arith::ConstantOp::create(
+      builder, loc, builder.getF32FloatAttr(kStochasticUnit));
+  return arith::MulFOp::create(builder, loc, units, unit);
 }

@@ -64,6 +64,9 @@ private:
   LogicalResult rewriteMma(NVVM::MmaOp op);
   LogicalResult rewriteWgmma(NVVM::WgmmaMmaAsyncOp op);
   LogicalResult rewriteInlineWgmma(LLVM::InlineAsmOp op);
+  /// An NVVM intrinsic called through llvm.call_intrinsic, as host LLVM
+  /// intrinsics with the PTX instruction's semantics.
+  LogicalResult rewriteNVVMIntrinsic(LLVM::CallIntrinsicOp op);
   /// The call of __hotsim_wgmma replacing `op` (m64n`n`k32 s8).
   void emitWgmma(Operation *op, int64_t n, bool satfinite, Value scaleD,
                  Value descA, Value descB, ValueRange accumulators);
@@ -73,6 +76,12 @@ private:
   Type i32;
   Type ptr;
 };
+
+/// Whether `op` calls an NVVM intrinsic by name (llvm.call_intrinsic).
+bool isNVVMIntrinsic(Operation *op) {
+  auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+  return call && call.getIntrin().starts_with("llvm.nvvm.");
+}
 
 /// The runtime's register number of a special-register op.
 std::optional<int> getSpecialRegister(Operation *op) {
@@ -298,10 +307,31 @@ LogicalResult Rewriter::rewriteInlineWgmma(LLVM::InlineAsmOp op) {
   return success();
 }
 
+LogicalResult Rewriter::rewriteNVVMIntrinsic(LLVM::CallIntrinsicOp op) {
+  Location loc = op.getLoc();
+  if (op.getIntrin() == "llvm.nvvm.f2i.rm" && op.getArgs().size() == 1 &&
+      op.getArgs()[0].getType().isF32() && op.getNumResults() == 1 &&
+      op.getResult(0).getType().isInteger(32)) {
+    // cvt.rmi.s32.f32: floor, saturated to the i32 range, NaN to 0, which
+    // is llvm.fptosi.sat of the floor.
+    Value floor = LLVM::FFloorOp::create(b, loc, op.getArgs()[0]);
+    auto converted = LLVM::CallIntrinsicOp::create(
+        b, loc, i32, b.getStringAttr("llvm.fptosi.sat.i32.f32"), floor);
+    op.getResult(0).replaceAllUsesWith(converted.getResult(0));
+    op.erase();
+    return success();
+  }
+  return op.emitError("the simulator does not run ") << op.getIntrin();
+}
+
 LogicalResult Rewriter::rewrite(Operation *op) {
   if (auto inlineAsm = dyn_cast<LLVM::InlineAsmOp>(op)) {
     b.setInsertionPoint(op);
     return rewriteInlineWgmma(inlineAsm);
+  }
+  if (auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+    b.setInsertionPoint(op);
+    return rewriteNVVMIntrinsic(intrinsic);
   }
   if (!isa<NVVM::NVVMDialect>(op->getDialect()))
     return success();
@@ -521,7 +551,8 @@ LogicalResult mlir::hot::convertNVVMToSimulator(Operation *symbolTable) {
 
   SmallVector<Operation *> ops;
   symbolTable->walk([&](Operation *op) {
-    if (isa<NVVM::NVVMDialect>(op->getDialect()) || isa<LLVM::InlineAsmOp>(op))
+    if (isa<NVVM::NVVMDialect>(op->getDialect()) ||
+        isa<LLVM::InlineAsmOp>(op) || isNVVMIntrinsic(op))
       ops.push_back(op);
   });
   Rewriter rewriter(symbolTable);

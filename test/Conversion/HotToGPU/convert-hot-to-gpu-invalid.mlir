@@ -17,6 +17,10 @@
 // RUN:   | FileCheck %s --check-prefix=WG-SHARED
 // RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu="chip=sm_90a tile-m=576" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WG-THREADS
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu=quantize-channels-per-thread=3 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=CHANNELS
+// RUN: not hot-opt %s --split-input-file --convert-hot-to-gpu=row-values-in-registers=-1 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=ROW-VALUES
 
 // CHIP: error: convert-hot-to-gpu: chip 'sm_75' has no integer mma.sync of the kernel's shapes (needs sm_80 or newer)
 // TILEK: error: convert-hot-to-gpu: tile-k must be 32, 64 or 128 bytes
@@ -27,6 +31,8 @@
 // WG-STAGES: error: convert-hot-to-gpu: wgmma: the pipeline needs at least 3 stages (one tile being read by wgmma, one awaited, one being copied)
 // WG-SHARED: error: convert-hot-to-gpu: wgmma: the staged tiles need 246784 bytes of shared memory, more than the 227 KiB a block may use: use fewer stages or smaller tiles
 // WG-THREADS: error: convert-hot-to-gpu: the tiling needs 1152 threads per block, more than 1024
+// CHANNELS: error: convert-hot-to-gpu: quantize-channels-per-thread must be 1, 2 or 4 (0: the default), not 3
+// ROW-VALUES: error: convert-hot-to-gpu: row-values-in-registers must be 0 or more, not -1
 
 // Rows map to grid.y, at most 65535 blocks of tile-m rows: a product with
 // more rows is a located error, never a crash or a wrong launch.

@@ -64,9 +64,12 @@
 //   CHECK-NOT:     gpu.shuffle
 //       CHECK:     %[[INV:.*]] = arith.divf %cst{{.*}}, %[[SCALE]] : f32
 //       CHECK:     arith.mulf %{{.*}}, %[[INV]] : f32
-//       CHECK:     arith.uitofp
-//       CHECK:     math.floor
-//       CHECK:     arith.fptosi %{{.*}} : f32 to i8
+//       CHECK:     %[[UNITS:.*]] = arith.uitofp
+//       CHECK:     %[[SUM:.*]] = math.fma %[[UNITS]], %cst{{.*}}, %{{.*}} : f32
+//       CHECK:     %[[FLOOR:.*]] = llvm.call_intrinsic "llvm.nvvm.f2i.rm"(%[[SUM]]) : (f32) -> i32
+//       CHECK:     %[[LOW:.*]] = arith.maxsi %[[FLOOR]], %c-7_i32
+//       CHECK:     arith.minsi %[[LOW]], %c7_i32
+//       CHECK:     arith.trunci %{{.*}} : i32 to i8
 //       CHECK:     vector.from_elements {{.*}} : vector<4xi8>
 //       CHECK:     scf.if
 //       CHECK:       vector.store {{.*}} {alignment = 4 : i64} : memref<20x48xi8>, vector<4xi8>
@@ -75,24 +78,29 @@
 
 // With row-values-in-registers=0, the row is transformed twice.
 //       TWICE:   gpu.func @hot_hadamard_quantize_row_20x48_b16_v4_w8_q7_stochastic(
-// Pass 1: the transform, then max|y|.
+// Pass 1: the transform, then max|y|. The stages across lanes are one fma
+// each, with a sign of +1 or -1 by lane; the normalization waits for the max.
 //       TWICE:     scf.for
 //       TWICE:       vector.load {{.*}} {alignment = 16 : i64} : memref<20x48xf32>, vector<4xf32>
 //       TWICE:       arith.addf
 //       TWICE:       arith.subf
-//       TWICE:       gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:       %[[SIGN1:.*]] = arith.select %{{.*}}, %cst{{.*}}, %cst{{.*}} : f32
+//       TWICE:       %[[P1:.*]], %{{.*}} = gpu.shuffle  xor %[[V1:.*]], %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:       math.fma %[[SIGN1]], %[[V1]], %[[P1]] : f32
 //       TWICE:       gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //   TWICE-NOT:       gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}},
-//       TWICE:       arith.constant 2.500000e-01 : f32
+//   TWICE-NOT:       arith.mulf
 //       TWICE:       math.absf
 //       TWICE:       arith.maximumf
 //       TWICE:       scf.yield
-// The row max across the warp.
+// The row max across the warp, then times c_16 = 1/4.
 //       TWICE:     gpu.shuffle  xor %{{.*}}, %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //       TWICE:     gpu.shuffle  xor %{{.*}}, %c8_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //       TWICE:     gpu.shuffle  xor %{{.*}}, %c4_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //       TWICE:     gpu.shuffle  xor %{{.*}}, %c2_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
 //       TWICE:     gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       TWICE:     %[[C16:.*]] = arith.constant 2.500000e-01 : f32
+//       TWICE:     arith.mulf %{{.*}}, %[[C16]] : f32
 //       TWICE:     %[[SCALE:.*]] = arith.divf %{{.*}}, %cst{{.*}} : f32
 //       TWICE:     memref.store %[[SCALE]]
 //       TWICE:     %[[INV:.*]] = arith.divf %cst{{.*}}, %[[SCALE]] : f32
@@ -102,8 +110,9 @@
 //       TWICE:       gpu.shuffle  xor
 //       TWICE:       arith.mulf %{{.*}}, %[[INV]] : f32
 //       TWICE:       arith.uitofp
-//       TWICE:       math.floor
-//       TWICE:       arith.fptosi %{{.*}} : f32 to i8
+//       TWICE:       math.fma
+//       TWICE:       llvm.call_intrinsic "llvm.nvvm.f2i.rm"
+//       TWICE:       arith.trunci %{{.*}} : i32 to i8
 //       TWICE:       vector.from_elements {{.*}} : vector<4xi8>
 //       TWICE:       scf.if
 //       TWICE:         vector.store {{.*}} {alignment = 4 : i64} : memref<20x48xi8>, vector<4xi8>
@@ -219,7 +228,7 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 //       CHECK:   gpu.func @hot_matrix_8x64_v4_t32_i8_quantize_out_col_q127s_g1(
 //       CHECK:     vector.load {{.*}} : memref<64xf32>, vector<4xf32>
 //       CHECK:     scf.for
-//       CHECK:       math.floor
+//       CHECK:       llvm.call_intrinsic "llvm.nvvm.f2i.rm"
 //       CHECK:       vector.store {{.*}} : memref<1x8x64xi8>, vector<4xi8>
 // Per row: the 4 rows of its block, each lane's vector of each, then for
 // each value the 2 stages that lead to the row (lo + hi or lo - hi by the
@@ -540,7 +549,7 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 //       CHECK:     scf.for
 //       CHECK:       vector.load {{.*}} : memref<2x197x768xf32>, vector<1xf32>
 // CHECK-COUNT-4:     gpu.shuffle  xor
-//       CHECK:       math.floor
+//       CHECK:       llvm.call_intrinsic "llvm.nvvm.f2i.rm"
 //       CHECK:       vector.store {{.*}} : memref<2x197x768xi8>, vector<1xi8>
 //       CHECK:       math.round
 //       CHECK:       vector.store {{.*}} : memref<2x101x768xi8>, vector<1xi8>

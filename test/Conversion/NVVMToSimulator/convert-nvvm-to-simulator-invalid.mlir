@@ -74,3 +74,15 @@ gpu.module @kernels {
   }
 }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+gpu.module @kernels {
+  llvm.func @round_to_nearest(%x: f32) attributes {nvvm.kernel} {
+    // expected-error @+1 {{the simulator does not run llvm.nvvm.f2i.rn}}
+    %r = llvm.call_intrinsic "llvm.nvvm.f2i.rn"(%x) : (f32) -> i32
+    llvm.return
+  }
+}
+}

@@ -135,6 +135,18 @@ gpu.module @kernels {
     llvm.return
   }
 
+  // cvt.rmi.s32.f32 (the quantize kernels' floor of v + u): floor, then a
+  // saturating conversion that takes NaN to 0, as PTX's cvt does.
+  // CHECK-LABEL: llvm.func @floor_to_i32(
+  // CHECK-SAME: %[[X:.*]]: f32)
+  // CHECK: %[[F:.*]] = llvm.intr.floor(%[[X]]) : (f32) -> f32
+  // CHECK: llvm.call_intrinsic "llvm.fptosi.sat.i32.f32"(%[[F]]) : (f32) -> i32
+  // CHECK-NOT: llvm.nvvm.f2i
+  llvm.func @floor_to_i32(%x: f32) -> i32 attributes {nvvm.kernel} {
+    %r = llvm.call_intrinsic "llvm.nvvm.f2i.rm"(%x) : (f32) -> i32
+    llvm.return %r : i32
+  }
+
   // CHECK: llvm.mlir.global external constant @__hotsim_static_shared_bytes(256 : i64)
 }
 }

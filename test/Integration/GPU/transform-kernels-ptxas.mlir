@@ -8,16 +8,19 @@
 // RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_80.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.sm_80.ptx
 // RUN: FileCheck %s --check-prefix=PLAIN < %t.sm_80.ptx
+// RUN: %python %S/check-exact-fmas.py < %t.sm_80.ptx | FileCheck %s --check-prefix=FMAS
 // RUN: %ptxas -arch=sm_80 -v %t.sm_80.ptx -o %t.sm_80.cubin 2>&1 | FileCheck %s -DCHIP=sm_80
 // RUN: hot-opt %s --pass-pipeline='builtin.module(hot-lower-to-nvvm{chip=sm_90})' 2>/dev/null \
 // RUN:   | %python %S/extract-ptx.py hot_kernels > %t.sm_90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.sm_90.ptx -o %t.sm_90.cubin 2>&1 | FileCheck %s -DCHIP=sm_90
 
-// No libdevice calls left, no contraction into fma, no flush to zero: the
-// f32 operations are the CPU path's.
+// No libdevice calls left, no flush to zero, and no contraction into fma:
+// the only fmas have exact products (check-exact-fmas.py), the butterfly's
+// cross-lane stages, fma(+-1, mine, partner), and stochastic rounding's
+// v + units * 2^-24. The f32 operations are the CPU path's.
 // PLAIN-NOT: call
-// PLAIN-NOT: fma.
 // PLAIN-NOT: .ftz
+// FMAS: sign fmas: {{[1-9][0-9]*}}, units fmas: {{[1-9][0-9]*}}
 // The lowranks come first: they compute what quantizes need.
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192(
 // PTX-NOT: shfl
@@ -36,7 +39,7 @@
 // PTX: ld.global.b32
 // PTX: shfl.sync.bfly.b32
 // PTX: div.rn.f32
-// PTX: cvt.rmi.f32.f32
+// PTX: cvt.rmi.s32.f32
 // PTX: st.global.b8
 // The gw path with LQS's per-channel scales: per-channel maxima, the
 // scales, the quantize.
@@ -70,7 +73,7 @@
 // PTX: shfl.sync.bfly.b32
 // PTX: max.NaN.f32
 // PTX: div.rn.f32
-// PTX: cvt.rmi.f32.f32
+// PTX: cvt.rmi.s32.f32
 // fc1's rows: 96 values per lane, the most kept in registers (no spills),
 // with 128 registers: 4 blocks of 128 threads per SM.
 // PTX-LABEL: .entry hot_hadamard_quantize_row_394x3072_b16_v4_w4_q7_stochastic_regs(
