@@ -283,11 +283,14 @@ def main():
                 print(f"export.py: {so.name} {so.stat().st_size} bytes")
             # The per-row kernel keeps each row in registers (read once);
             # `_twice` is the kernel that transforms it twice, for
-            # comparison in the same run.
+            # comparison in the same run. Per tensor, the same option turns
+            # off the loads of whole rows ahead in both kernels
+            # (`_tensor_twice`).
             for granularity, suffix, extra in (
                     ("per_row", "", ""),
                     ("per_row", "_twice", " row-values-in-registers=0"),
-                    ("per_tensor", "_tensor", "")):
+                    ("per_tensor", "_tensor", ""),
+                    ("per_tensor", "_tensor_twice", " row-values-in-registers=0")):
                 name = f"hq_{layer}{suffix}"
                 so = out / f"{name}.so"
                 needs, remark = lower(

@@ -21,6 +21,7 @@ instructions on. Static counts: straight-line code counts once, a loop's body on
 
 import argparse
 import collections
+import itertools
 import os
 import re
 import shutil
@@ -166,8 +167,8 @@ def main(argv=None):
     p.add_argument("--rewrite", default="", help="more hot-rewrite-backward-matmuls options")
     p.add_argument("--lower", default="", help="more hot-lower-to-nvvm options")
     p.add_argument("--hq", action="store_true",
-                   help="the layers' fused hadamard + quantize modules (hq_<layer>, per row) "
-                        "instead of their backward")
+                   help="the layers' fused hadamard + quantize modules (hq_<layer> per row and "
+                        "hq_<layer>_tensor) instead of their backward")
     p.add_argument("--mix", action="store_true", help="the SASS instruction mix per kernel")
     a = p.parse_args(argv)
     ptxas_bin, cuobjdump = find_tool("ptxas"), find_tool("cuobjdump")
@@ -181,9 +182,13 @@ def main(argv=None):
     for name, o, i in export.LAYERS:
         if name not in a.layers:
             continue
-        text = (export.hq_module(f"hq_{name}", export.BATCH * export.TOKENS, o, "per_row") if a.hq
-                else export.layer_module(f"layer_{name}", o, i, a.dtype))
-        for chip in a.chips:
+        modules = ([(name, export.hq_module(f"hq_{name}", export.BATCH * export.TOKENS, o,
+                                            "per_row")),
+                    (f"{name} per_tensor",
+                     export.hq_module(f"hq_{name}_tensor", export.BATCH * export.TOKENS, o,
+                                      "per_tensor"))] if a.hq
+                   else [(name, export.layer_module(f"layer_{name}", o, i, a.dtype))])
+        for (name, text), chip in itertools.product(modules, a.chips):
             ours, generic = lower_to_ptx(a.hot_opt, text, chip, a.rewrite, a.lower)
             with tempfile.TemporaryDirectory() as tmp:
                 work = Path(tmp)

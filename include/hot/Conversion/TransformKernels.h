@@ -57,9 +57,15 @@ struct HadamardQuantizeKernelSpec {
   int64_t vectorWidth = 1;
   /// `Row` and `Tensor`: each lane loads its values of the whole row once and
   /// keeps them, transformed, in registers from the statistics to the quantize
-  /// (the row is read once). Without it the row is transformed twice, which
-  /// fits any row length.
+  /// (the row is read once; `Tensor` issues the row's loads before it reduces
+  /// the partials). Without it the row is transformed twice, which fits any
+  /// row length. `AbsMax` (maxabs, no columnBlock): each step of a warp's
+  /// grid stride loads all of `rowsPerStep` rows before it transforms any,
+  /// so that every load of the step is in flight at once.
   bool rowInRegisters = false;
+  /// `AbsMax` with rowInRegisters: consecutive rows per step of a warp (a
+  /// power of two dividing m).
+  int64_t rowsPerStep = 1;
   /// Warps (rows in flight) per thread block.
   int64_t warpsPerBlock = 8;
   /// Partial maxima read by `Tensor` and `Scale`. `AbsMax` stores one per

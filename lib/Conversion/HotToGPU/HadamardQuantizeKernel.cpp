@@ -92,6 +92,8 @@ std::string HadamardQuantizeKernelSpec::getKernelName() const {
     os << "_sawb";
   if (rowInRegisters)
     os << "_regs";
+  if (rowsPerStep > 1)
+    os << "_r" << rowsPerStep;
   os << getInputTypeSuffix(inputElementType);
   return name;
 }
@@ -122,7 +124,9 @@ private:
       return cst(*c + y);
     return arith::AddIOp::create(b, x, cst(y));
   }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, x, cst(y)); }
+  Value mul(Value x, int64_t y) {
+    return y == 1 ? x : arith::MulIOp::create(b, x, cst(y));
+  }
   Value lessThan(Value x, int64_t y) {
     return arith::CmpIOp::create(b, arith::CmpIPredicate::ult, x, cst(y));
   }
@@ -143,7 +147,9 @@ private:
   /// normalization (emitBlockButterfly), which normalizedMax applies once to
   /// the max: kernels that transform a chunk for the max alone.
   bool rawMax() const {
-    return !spec.rowInRegisters && !spec.sawb && spec.columnBlock == 1;
+    bool keptToQuantize =
+        spec.rowInRegisters && spec.stage != HadamardQuantizeStage::AbsMax;
+    return !keptToQuantize && !spec.sawb && spec.columnBlock == 1;
   }
   Value normalizedMax(Value max) {
     return rawMax() ? emitNormalize(b, max, spec.block) : max;
@@ -152,10 +158,12 @@ private:
   /// spec.columnBlock, else not yet along the row); see transformChunk.
   SmallVector<Value> loadChunk(Value row, Value chunk, Value &active,
                                bool masked);
-  /// Loads this lane's values of every chunk of `row` (every chunk's loads
-  /// before the butterflies along the row), transforms them and keeps them
-  /// for transformChunk.
+  /// Loads this lane's values of every chunk of `row` and keeps them for
+  /// transformRow.
   void loadRow(Value row);
+  /// Runs the butterflies along the row on loadRow's values (normalized
+  /// unless rawMax()), which transformChunk then returns.
+  void transformRow();
   /// Folds `body` over the offsets 0, step, 2 step, ... < n of a row,
   /// threading `inits` through: one scf.for, or with the row in registers
   /// one copy of `body` per offset (a constant).
@@ -243,6 +251,8 @@ SmallVector<Value> HadamardQuantizeEmitter::loadChunk(Value row, Value chunk,
 }
 
 void HadamardQuantizeEmitter::loadRow(Value row) {
+  rowValues.clear();
+  rowActive.clear();
   for (int64_t index = 0; index < numChunks(); ++index) {
     Value active;
     bool masked = (index + 1) * chunkElements() > spec.n;
@@ -250,9 +260,12 @@ void HadamardQuantizeEmitter::loadRow(Value row) {
         loadChunk(row, cst(index * chunkElements()), active, masked));
     rowActive.push_back(active);
   }
+}
+
+void HadamardQuantizeEmitter::transformRow() {
   if (spec.columnBlock == 1)
     for (SmallVector<Value> &v : rowValues)
-      emitBlockButterfly(b, v, spec.block, lane);
+      emitBlockButterfly(b, v, spec.block, lane, !rawMax());
 }
 
 SmallVector<Value> HadamardQuantizeEmitter::foldRow(
@@ -499,9 +512,12 @@ void HadamardQuantizeEmitter::quantizeChunk(Value row, Value chunk,
 }
 
 void HadamardQuantizeEmitter::emit() {
-  assert((!spec.rowInRegisters || spec.stage == HadamardQuantizeStage::Row ||
-          spec.stage == HadamardQuantizeStage::Tensor) &&
-         "only the quantize kernels keep a row in registers");
+  assert((!spec.rowInRegisters || spec.stage != HadamardQuantizeStage::Scale) &&
+         "the Scale kernel reads no rows");
+  assert((!spec.rowInRegisters || spec.stage != HadamardQuantizeStage::AbsMax ||
+          (!spec.sawb && spec.columnBlock == 1 &&
+           spec.m % spec.rowsPerStep == 0)) &&
+         "AbsMax loads whole steps of rows with maxabs scales only");
   Value tid = gpu::ThreadIdOp::create(b, gpu::Dimension::x);
   Value blockId = gpu::BlockIdOp::create(b, gpu::Dimension::x);
   lane = arith::RemUIOp::create(b, tid, cst(kWarpSize));
@@ -513,25 +529,57 @@ void HadamardQuantizeEmitter::emit() {
       arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, cst(0));
 
   if (spec.stage == HadamardQuantizeStage::AbsMax) {
-    // A grid-stride loop of rows per warp, then one partial per warp.
-    int64_t stride = spec.numPartials;
-    auto rows = scf::ForOp::create(b, firstRow, cst(spec.m), cst(stride),
-                                   ValueRange{zero});
+    // A grid stride of steps of rowsPerStep consecutive rows per warp, then
+    // one partial per warp. Every warp runs the same number of steps, a
+    // constant: the shuffles stay in uniform control flow, where ptxas
+    // needs no collective fallback around each of them (a loop bounded by
+    // the warp's first row cost a WARPSYNC, an ENDCOLLECTIVE and a MOV per
+    // shuffle). A step past the last row computes on row 0 and keeps
+    // nothing. With the row in registers, a step loads all of its rows
+    // before it transforms any.
+    int64_t rows = spec.rowsPerStep;
+    int64_t stride = spec.numPartials * rows;
+    int64_t steps = llvm::divideCeil(spec.m, stride);
+    auto loop =
+        scf::ForOp::create(b, cst(0), cst(steps), cst(1), ValueRange{zero});
     {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(rows.getBody());
-      Value row = rows.getInductionVar();
-      RowStats stats = rowStats(row, rows.getRegionIterArgs()[0]);
-      if (spec.sawb)
-        emitIfThen(b, laneZero, [&] {
-          memref::StoreOp::create(b, stats.sum, args[2],
-                                  ValueRange{cst(0), row});
-          memref::StoreOp::create(b, stats.sumOfSquares, args[2],
-                                  ValueRange{cst(1), row});
-        });
-      scf::YieldOp::create(b, stats.max);
+      b.setInsertionPointToStart(loop.getBody());
+      Value first = arith::AddIOp::create(b, mul(firstRow, rows),
+                                          mul(loop.getInductionVar(), stride));
+      Value valid = lessThan(first, spec.m);
+      // m is a multiple of rowsPerStep: a valid step's rows all exist.
+      Value base = arith::SelectOp::create(b, valid, first, cst(0));
+      SmallVector<SmallVector<SmallVector<Value>>> loaded(rows);
+      SmallVector<SmallVector<Value>> active(rows);
+      if (spec.rowInRegisters)
+        for (int64_t r = 0; r < rows; ++r) {
+          loadRow(add(base, r));
+          loaded[r] = std::move(rowValues);
+          active[r] = std::move(rowActive);
+        }
+      Value m = loop.getRegionIterArgs()[0];
+      for (int64_t r = 0; r < rows; ++r) {
+        if (spec.rowInRegisters) {
+          rowValues = std::move(loaded[r]);
+          rowActive = std::move(active[r]);
+          transformRow();
+        }
+        Value row = add(base, r);
+        RowStats stats = rowStats(row, m);
+        m = stats.max;
+        if (spec.sawb)
+          emitIfThen(b, arith::AndIOp::create(b, laneZero, valid), [&] {
+            memref::StoreOp::create(b, stats.sum, args[2],
+                                    ValueRange{cst(0), row});
+            memref::StoreOp::create(b, stats.sumOfSquares, args[2],
+                                    ValueRange{cst(1), row});
+          });
+      }
+      scf::YieldOp::create(b, ValueRange{arith::SelectOp::create(
+                                  b, valid, m, loop.getRegionIterArgs()[0])});
     }
-    Value m = normalizedMax(emitWarpMax(b, rows.getResult(0)));
+    Value m = normalizedMax(emitWarpMax(b, loop.getResult(0)));
     emitIfThen(b, laneZero, [&] {
       memref::StoreOp::create(b, m, args[1], ValueRange{firstRow});
     });
@@ -559,25 +607,29 @@ void HadamardQuantizeEmitter::emit() {
   if (spec.stochastic)
     key = buildStochasticKey(b, b.getLoc(), args[qArg + 2]);
 
-  Value scale;
-  if (tensor && spec.sawb) {
-    // Computed by the Scale kernel.
-    scale = memref::LoadOp::create(b, scales, ValueRange{});
-  } else if (tensor) {
+  auto tensorScale = [&]() -> Value {
+    if (spec.sawb) // Computed by the Scale kernel.
+      return memref::LoadOp::create(b, scales, ValueRange{});
     // Every warp reduces the partials of the AbsMax kernel to the one
-    // scale; thread 0 of block 0 stores it.
-    scale = arith::DivFOp::create(b, partialsMax(args[1]), qmax);
+    // scale; thread 0 of block 0 (row 0) stores it.
+    Value scale = arith::DivFOp::create(b, partialsMax(args[1]), qmax);
     Value first = arith::AndIOp::create(
         b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, tid, cst(0)),
         arith::CmpIOp::create(b, arith::CmpIPredicate::eq, blockId, cst(0)));
-    emitIfThen(b, first,
-           [&] { memref::StoreOp::create(b, scale, scales, ValueRange{}); });
-  }
+    emitIfThen(b, first, [&] {
+      memref::StoreOp::create(b, scale, scales, ValueRange{});
+    });
+    return scale;
+  };
 
   auto body = [&] {
-    Value rowScale = scale;
+    // With the row in registers, its loads go first: a per-tensor scale's
+    // partials are reduced while they are in flight.
     if (spec.rowInRegisters)
       loadRow(firstRow);
+    Value rowScale = tensor ? tensorScale() : Value();
+    if (spec.rowInRegisters)
+      transformRow();
     if (!tensor) {
       RowStats stats = rowStats(firstRow, zero);
       Value max = normalizedMax(emitWarpMax(b, stats.max));
@@ -641,7 +693,14 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
       spec.stage == HadamardQuantizeStage::Scale ? 1 : spec.warpsPerBlock;
   auto func = createKernelFunc(builder, loc, module, name, argTypes,
                                TypeRange(), kWarpSize * warps);
-  if (spec.rowInRegisters) {
+  if (spec.stage == HadamardQuantizeStage::AbsMax && !spec.sawb) {
+    // A maxabs max kernel has few blocks (at most 128), at most one per SM:
+    // say so, and ptxas keeps more of a row's loads in flight instead of
+    // spilling to fit 8 blocks per SM (it spilled 16 bytes of the 768-wide
+    // row at 32 registers on sm_90; 55 without spills with this hint).
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  builder.getI32IntegerAttr(1));
+  } else if (spec.rowInRegisters) {
     // Ask ptxas for as many blocks per SM as the row's values and some
     // working registers allow: fc1's rows (96 values per lane) then take 128
     // registers and 4 blocks of 4 warps share an SM, where ptxas alone takes
@@ -654,14 +713,6 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
     func->setAttr(
         NVVM::NVVMDialect::getMinctasmAttrName(),
         builder.getI32IntegerAttr(int32_t(std::max<int64_t>(1, blocks))));
-  }
-  if (spec.stage == HadamardQuantizeStage::AbsMax && !spec.sawb) {
-    // A maxabs max kernel has few blocks (kMaxAbsMaxBlocks), at most one per
-    // SM: say so, and ptxas keeps more of a row's loads in flight instead of
-    // spilling to fit 8 blocks per SM (it spilled 16 bytes of the 768-wide
-    // row at 32 registers on sm_90; 55 without spills with this hint).
-    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                  builder.getI32IntegerAttr(1));
   }
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());

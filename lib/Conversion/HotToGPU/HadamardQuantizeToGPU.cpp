@@ -20,9 +20,12 @@ static constexpr int64_t kWarpsPerBlock = 8;
 /// registers: with 128 to 168 registers per thread, 4 or 3 blocks of 4 warps
 /// share an SM where blocks of 8 would fit twice or once.
 static constexpr int64_t kRowInRegistersWarpsPerBlock = 4;
-/// Most thread blocks of the per-tensor max kernel (its partials are read by
-/// every warp of the quantize kernel, so they are kept few).
-static constexpr int64_t kMaxAbsMaxBlocks = 64;
+/// Most warps of the per-tensor maxabs max kernel, one partial each (every
+/// warp of the quantize kernel reads them all, so they are kept few), and
+/// its warps per block: 4, so that those warps spread over 128 SMs (8 left
+/// half of an H200's 132 idle).
+static constexpr int64_t kMaxAbsMaxPartials = 512;
+static constexpr int64_t kAbsMaxWarpsPerBlock = 4;
 
 static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -175,12 +178,36 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                                 std::to_string(spec.vectorWidth) +
                                 " in registers, the others by gpu.shuffle xor; "
                           : "";
+  // A quantize kernel keeps its row in registers where the row's values
+  // fit (and W's column butterfly, 16 rows per value, does not apply).
+  auto keepRowInRegisters = [&](HadamardQuantizeKernelSpec &s) {
+    s.rowInRegisters =
+        s.getLaneValues() <= options.maxRowValuesInRegisters &&
+        (s.columnBlock == 1 || s.stage == HadamardQuantizeStage::Row);
+    if (s.rowInRegisters)
+      s.warpsPerBlock = kRowInRegistersWarpsPerBlock;
+  };
+  // The max kernel loads as many consecutive rows per step as fit that
+  // budget (a power of two dividing m), all before transforming any.
+  auto loadRowsAhead = [&](HadamardQuantizeKernelSpec &s) {
+    int64_t laneValues = s.getLaneValues();
+    if (s.columnBlock != 1 || laneValues > options.maxRowValuesInRegisters)
+      return;
+    s.rowInRegisters = true;
+    while (2 * s.rowsPerStep * laneValues <= options.maxRowValuesInRegisters &&
+           m % (2 * s.rowsPerStep) == 0)
+      s.rowsPerStep *= 2;
+  };
+  // How a Tensor kernel gets its scale and its row, for the remarks.
+  auto tensorQuantize = [&](const Twine &scaleFrom) -> std::string {
+    if (!spec.rowInRegisters)
+      return (scaleFrom + ", then quantizes one row").str();
+    return ("one row per warp, its loads issued before " + scaleFrom).str();
+  };
   if (granularity == Granularity::PerRow) {
     spec.stage = HadamardQuantizeStage::Row;
     int64_t laneValues = spec.getLaneValues();
-    spec.rowInRegisters = laneValues <= options.maxRowValuesInRegisters;
-    if (spec.rowInRegisters)
-      spec.warpsPerBlock = kRowInRegistersWarpsPerBlock;
+    keepRowInRegisters(spec);
     gpu::GPUFuncOp kernel =
         buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
     SmallVector<Value> args{x, q, scale};
@@ -209,33 +236,48 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     // The partials come from the kernel that computed them on its way.
     spec.stage = HadamardQuantizeStage::Tensor;
     spec.numPartials = absMax->count;
+    keepRowInRegisters(spec);
     gpu::GPUFuncOp quantize =
         buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
     SmallVector<Value> args{x, absMax->partials, q, scale};
     if (seed)
       args.push_back(seed);
-    launch(quantize, rowBlocks, args);
+    launch(quantize, llvm::divideCeil(m, spec.warpsPerBlock), args,
+           spec.warpsPerBlock);
     op.emitRemark() << "fused " << transform << "per_tensor quantize: one "
-                    << "kernel, @" << quantize.getName() << " (every warp "
-                    << "reduces the " << absMax->count << " partial max|y| "
-                    << "that @" << absMax->producer
-                    << " stored, then quantizes one row); " << lanes
-                    << "no pass of its own for the max";
+                    << "kernel, @" << quantize.getName() << " ("
+                    << tensorQuantize("the warp reduces the " +
+                                      Twine(absMax->count) +
+                                      " partial max|y| that @" +
+                                      absMax->producer + " stored")
+                    << "); " << lanes << "no pass of its own for the max";
   } else {
     // Statistics, [SAWB: the scale,] then the quantize kernel. SAWB's row
     // sums have long chains: one row per warp for them; a maxabs scale
     // needs few partials, every quantize warp reduces them.
-    int64_t absMaxBlocks =
-        spec.sawb ? rowBlocks : std::min(rowBlocks, kMaxAbsMaxBlocks);
-    spec.numPartials = absMaxBlocks * kWarpsPerBlock;
-    auto build = [&](HadamardQuantizeStage stage) {
-      spec.stage = stage;
-      return buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
-    };
-    gpu::GPUFuncOp stats = build(HadamardQuantizeStage::AbsMax);
+    HadamardQuantizeKernelSpec absMaxSpec = spec;
+    absMaxSpec.stage = HadamardQuantizeStage::AbsMax;
+    int64_t absMaxBlocks = rowBlocks;
+    if (!spec.sawb) {
+      loadRowsAhead(absMaxSpec);
+      absMaxSpec.warpsPerBlock = kAbsMaxWarpsPerBlock;
+      absMaxBlocks = llvm::divideCeil(
+          std::min<int64_t>(llvm::divideCeil(m, absMaxSpec.rowsPerStep),
+                            kMaxAbsMaxPartials),
+          kAbsMaxWarpsPerBlock);
+    }
+    spec.numPartials = absMaxSpec.numPartials =
+        absMaxBlocks * absMaxSpec.warpsPerBlock;
+    gpu::GPUFuncOp stats =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, absMaxSpec);
+    spec.stage = HadamardQuantizeStage::Scale;
     gpu::GPUFuncOp scaleKernel =
-        spec.sawb ? build(HadamardQuantizeStage::Scale) : nullptr;
-    gpu::GPUFuncOp quantize = build(HadamardQuantizeStage::Tensor);
+        spec.sawb ? buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec)
+                  : nullptr;
+    spec.stage = HadamardQuantizeStage::Tensor;
+    keepRowInRegisters(spec);
+    gpu::GPUFuncOp quantize =
+        buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
     Value partials =
         allocate(rewriter, loc,
                  MemRefType::get({spec.numPartials}, rewriter.getF32Type()));
@@ -248,12 +290,13 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
              /*warps=*/1);
       args = {x};
     } else {
-      launch(stats, absMaxBlocks, args);
+      launch(stats, absMaxBlocks, args, absMaxSpec.warpsPerBlock);
     }
     args.append({q, scale});
     if (seed)
       args.push_back(seed);
-    launch(quantize, rowBlocks, args);
+    launch(quantize, llvm::divideCeil(m, spec.warpsPerBlock), args,
+           spec.warpsPerBlock);
     InFlightDiagnostic remark = op.emitRemark();
     if (spec.sawb)
       remark << "fused " << transform << "per_tensor sawb quantize: three "
@@ -263,16 +306,23 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
              << scaleKernel.getName()
              << " (one warp: the max, and the row sums in 32 partials and a "
                 "shuffle tree, to the scale) and @"
-             << quantize.getName() << " (quantizes one row per warp); " << lanes
+             << quantize.getName() << " ("
+             << tensorQuantize("the warp reads the scale") << "); " << lanes
              << "the transform is computed in the first and the last";
     else
       remark << "fused " << transform << "per_tensor quantize: two kernels, @"
              << stats.getName() << " (one partial max|y| per warp over a "
-             << "grid-stride of rows, " << spec.numPartials
-             << " partials) then @" << quantize.getName()
-             << " (every warp reduces the partials to the scale, then "
-                "quantizes one row); "
-             << lanes << "the transform is computed in both kernels";
+             << "grid-stride of "
+             << (absMaxSpec.rowsPerStep > 1
+                     ? "steps of " + Twine(absMaxSpec.rowsPerStep) +
+                           " rows, each step's loads issued together"
+                 : absMaxSpec.rowInRegisters
+                     ? Twine("rows, each row's loads issued together")
+                     : Twine("rows"))
+             << ", " << spec.numPartials << " partials) then @"
+             << quantize.getName() << " ("
+             << tensorQuantize("the warp reduces the partials to the scale")
+             << "); " << lanes << "the transform is computed in both kernels";
   }
   rewriter.replaceOp(
       op, {toTensor(rewriter, loc, q), toTensor(rewriter, loc, scale)});

@@ -136,21 +136,37 @@ func.func @gy_per_row(%gy: tensor<20x48xf32>, %seed: i64)
 // that reduces them (rows of 24 floats, 4 per lane: stages 0 and 1 in registers, stage 2 a
 // shuffle with the next lane; lanes 6 to 31 are past the row).
 
-// REMARK: remark: fused hadamard (block 8) + per_tensor quantize: two kernels, @hot_hadamard_absmax_9x24_b8_v4_w8_p16 (one partial max|y| per warp over a grid-stride of rows, 16 partials) then @hot_hadamard_quantize_tensor_9x24_b8_v4_w8_p16_q127_nearest (every warp reduces the partials to the scale, then quantizes one row); butterfly stages below 4 in registers, the others by gpu.shuffle xor; the transform is computed in both kernels
+// REMARK: remark: fused hadamard (block 8) + per_tensor quantize: two kernels, @hot_hadamard_absmax_9x24_b8_v4_w4_p12_regs (one partial max|y| per warp over a grid-stride of rows, each row's loads issued together, 12 partials) then @hot_hadamard_quantize_tensor_9x24_b8_v4_w4_p12_q127_nearest_regs (one row per warp, its loads issued before the warp reduces the partials to the scale); butterfly stages below 4 in registers, the others by gpu.shuffle xor; the transform is computed in both kernels
 
 // CHECK-LABEL: func.func @gy_per_tensor
-//       CHECK:   %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_absmax_9x24_b8_v4_w8_p16 blocks in (%c2
-//  CHECK-SAME:     args(%{{.*}} : memref<9x24xf32>, %[[P]] : memref<16xf32>)
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_9x24_b8_v4_w8_p16_q127_nearest blocks in (%c2
-//  CHECK-SAME:     args(%{{.*}} : memref<9x24xf32>, %[[P]] : memref<16xf32>, %{{.*}} : memref<9x24xi8>, %{{.*}} : memref<f32>)
-//       CHECK:   gpu.func @hot_hadamard_absmax_9x24_b8_v4_w8_p16(
+// One warp per row in both kernels (9 rows: 12 warps in blocks of 4).
+//       CHECK:   %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12xf32>
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_absmax_9x24_b8_v4_w4_p12_regs blocks in (%c3
+//  CHECK-SAME:     threads in (%c128
+//  CHECK-SAME:     args(%{{.*}} : memref<9x24xf32>, %[[P]] : memref<12xf32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_9x24_b8_v4_w4_p12_q127_nearest_regs blocks in (%c3
+//  CHECK-SAME:     args(%{{.*}} : memref<9x24xf32>, %[[P]] : memref<12xf32>, %{{.*}} : memref<9x24xi8>, %{{.*}} : memref<f32>)
+// The max kernel: a grid stride of rows, each row's chunks loaded before
+// they are transformed (one here); the max of the butterfly's magnitudes,
+// normalized once after the warp's max.
+//       CHECK:   gpu.func @hot_hadamard_absmax_9x24_b8_v4_w4_p12_regs(
+//  CHECK-SAME:     nvvm.minctasm = 1
 //       CHECK:     scf.for
-//       CHECK:       scf.for
-//       CHECK:         gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:       vector.load
+//       CHECK:       gpu.shuffle  xor %{{.*}}, %c1_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
+//       CHECK:       math.fma
+//   CHECK-NOT:       arith.mulf
+//       CHECK:       scf.yield
 //       CHECK:     gpu.shuffle  xor %{{.*}}, %c16_i32{{(_[0-9]+)?}}, %c32_i32{{(_[0-9]+)?}} : f32
-//       CHECK:   gpu.func @hot_hadamard_quantize_tensor_9x24_b8_v4_w8_p16_q127_nearest(
-//       CHECK:     memref.load %{{.*}} : memref<16xf32>
+//       CHECK:     %[[C8:.*]] = arith.constant 0.353553385 : f32
+//       CHECK:     arith.mulf %{{.*}}, %[[C8]] : f32
+// The quantize kernel: 4 rows per block, each warp's row loaded before the
+// partials' fold, so that the two are in flight together.
+//       CHECK:   gpu.func @hot_hadamard_quantize_tensor_9x24_b8_v4_w4_p12_q127_nearest_regs(
+//  CHECK-SAME:     known_block_size = array<i32: 128, 1, 1>
+//       CHECK:     vector.load %arg0
+//       CHECK:     scf.for
+//       CHECK:       memref.load %{{.*}} : memref<12xf32>
 //       CHECK:     math.round
 func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>) {
   %h = hot.hadamard %gy along 1 block 8 : tensor<9x24xf32>
@@ -280,7 +296,7 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 // (docs/numerics.md: lane p adds rows p, p + 32, ..., then a shuffle tree with
 // lanes 16, 8, 4, 2, 1 apart) into the scale, and the quantize kernel reads it.
 
-// REMARK: remark: fused per_tensor sawb quantize: three kernels, @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb (one warp per row: its max|y| and its f64 sums in 128 partials and a shuffle tree), @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb (one warp: the max, and the row sums in 32 partials and a shuffle tree, to the scale) and @hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb (quantizes one row per warp); the transform is computed in the first and the last
+// REMARK: remark: fused per_tensor sawb quantize: three kernels, @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb (one warp per row: its max|y| and its f64 sums in 128 partials and a shuffle tree), @hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb (one warp: the max, and the row sums in 32 partials and a shuffle tree, to the scale) and @hot_hadamard_quantize_tensor_8x64_b1_v4_w4_p8_q7_nearest_sawb_regs (one row per warp, its loads issued before the warp reads the scale); the transform is computed in the first and the last
 // REMARK: remark: fused hadamard (block 16) + per_row quantize (sawb) kernel @hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_sawb_regs: one warp per row, 4 rows per block; butterfly stages below 4 in registers, the others by gpu.shuffle xor; row max|y| by a warp shuffle reduction, its f64 sums in 128 partials (4 per lane) and a shuffle tree, the row kept in registers to quantize (4 values per lane, read once)
 
 // CHECK-LABEL: func.func @sawb
@@ -288,7 +304,7 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 //       CHECK:   %[[SUMS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x8xf64>
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb {{.*}} threads in (%c256, {{.*}} args(%{{.*}} : memref<8x64xf32>, %[[PARTIALS]] : memref<8xf32>, %[[SUMS]] : memref<2x8xf64>)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_scale_8x64_b1_v4_w8_p8_sawb blocks in (%c1{{.*}}) threads in (%c32, {{.*}} args(%[[PARTIALS]] : memref<8xf32>, %[[SUMS]] : memref<2x8xf64>, %[[SCALE:.*]] : memref<f32>)
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb {{.*}} args(%{{.*}} : memref<8x64xf32>, %{{.*}} : memref<8x64xi8>, %[[SCALE]] : memref<f32>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_8x64_b1_v4_w4_p8_q7_nearest_sawb_regs {{.*}} args(%{{.*}} : memref<8x64xf32>, %{{.*}} : memref<8x64xi8>, %[[SCALE]] : memref<f32>)
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_sawb_regs
 //   CHECK-NOT:   hot.quantize
 //       CHECK: gpu.func @hot_hadamard_absmax_8x64_b1_v4_w8_p8_sawb
@@ -325,7 +341,7 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 //       CHECK:   arith.select
 //       CHECK:   arith.divf {{.*}} : f32
 //       CHECK:   memref.store {{.*}} : memref<f32>
-//       CHECK: gpu.func @hot_hadamard_quantize_tensor_8x64_b1_v4_w8_p8_q7_nearest_sawb
+//       CHECK: gpu.func @hot_hadamard_quantize_tensor_8x64_b1_v4_w4_p8_q7_nearest_sawb_regs
 //   CHECK-NOT:   f64
 //       CHECK:   memref.load {{.*}}[] : memref<f32>
 //       CHECK:   math.round
@@ -439,8 +455,8 @@ func.func @hla_large_block(%x: tensor<128x8xf32>) -> tensor<64x8xf32> {
 // quantize gets an absmax kernel.
 
 // REMARK: remark: lowrank kernel @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26: 4 consecutive channels per thread (vector accesses) and block of 16 tokens, 192 threads per block, grid 1x26 over 26 (sample, token block) items; butterfly in registers in the CPU path's order, 8 kept rows, tail copied; also the max|hadamard along the channels (block 16)| of a per-tensor quantize of the same data; also the max|y| of the per-tensor quantize of its result (26 partials each)
-// REMARK: remark: fused hadamard (block 16) + per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic (every warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored, then quantizes one row); butterfly stages below 4 in registers, the others by gpu.shuffle xor; no pass of its own for the max
-// REMARK: remark: fused per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_202x768_b1_v4_w8_p26_q127_stochastic (every warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored, then quantizes one row); no pass of its own for the max
+// REMARK: remark: fused hadamard (block 16) + per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_394x768_b16_v4_w4_p26_q7_stochastic_regs (one row per warp, its loads issued before the warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored); butterfly stages below 4 in registers, the others by gpu.shuffle xor; no pass of its own for the max
+// REMARK: remark: fused per_tensor quantize: one kernel, @hot_hadamard_quantize_tensor_202x768_b1_v4_w4_p26_q127_stochastic_regs (one row per warp, its loads issued before the warp reduces the 26 partial max|y| that @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26 stored); no pass of its own for the max
 
 // CHECK-LABEL: func.func @layer_gy_projection_kept
 //  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
@@ -453,10 +469,10 @@ func.func @hla_large_block(%x: tensor<128x8xf32>) -> tensor<64x8xf32> {
 //  CHECK-SAME:     args(%[[X]] : memref<2x197x768xf32>, %[[Y]] : memref<2x101x768xf32>, %[[PIN]] : memref<26xf32>, %[[POUT]] : memref<26xf32>)
 //       CHECK:   %[[GYB:.*]] = bufferization.to_buffer %[[GY]] read_only
 //   CHECK-NOT:   hot_hadamard_absmax
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_394x768_b16_v4_w4_p26_q7_stochastic_regs
 //  CHECK-SAME:     args(%[[GYB]] : memref<394x768xf32>, %[[PIN]] : memref<26xf32>, %{{.*}} : memref<394x768xi8>, %{{.*}} : memref<f32>, %[[SEED]] : i64)
 //   CHECK-NOT:   hot_hadamard_absmax
-//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_202x768_b1_v4_w8_p26_q127_stochastic
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_hadamard_quantize_tensor_202x768_b1_v4_w4_p26_q127_stochastic_regs
 //  CHECK-SAME:     args(%{{.*}} : memref<202x768xf32>, %[[POUT]] : memref<26xf32>,
 //       CHECK:   gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192_inmax16_outmax_p26(
 //  CHECK-SAME:       workgroup(%[[SHARED:.*]] : memref<2x6xf32, #gpu.address_space<workgroup>>)
@@ -514,8 +530,8 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // With share-statistics=false: the lowrank kernel and two absmax + quantize
 // pairs, each absmax a pass of its own.
 // UNSHARED: remark: lowrank kernel @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192: 4 consecutive
-// UNSHARED: remark: fused hadamard (block 16) + per_tensor quantize: two kernels, @hot_hadamard_absmax_394x768_b16_v4_w8_p400
-// UNSHARED: remark: fused per_tensor quantize: two kernels, @hot_hadamard_absmax_202x768_b1_v4_w8_p208
+// UNSHARED: remark: fused hadamard (block 16) + per_tensor quantize: two kernels, @hot_hadamard_absmax_394x768_b16_v4_w4_p200_regs_r2 (one partial max|y| per warp over a grid-stride of steps of 2 rows, each step's loads issued together
+// UNSHARED: remark: fused per_tensor quantize: two kernels, @hot_hadamard_absmax_202x768_b1_v4_w4_p104_regs_r2
 
 // CHECK-LABEL: func.func @layer_gy
 //  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
@@ -580,7 +596,7 @@ func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
 
 // REMARK: remark: lowrank kernel @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192:
 // REMARK: remark: fused hadamard (block 16) + per_row quantize kernel
-// REMARK: remark: fused per_tensor quantize: two kernels, @hot_hadamard_absmax_788x384_b1_v4_w8_p512
+// REMARK: remark: fused per_tensor quantize: two kernels, @hot_hadamard_absmax_788x384_b1_v4_w4_p200_regs_r4
 
 // CHECK-LABEL: func.func @not_shared
 //       CHECK:   gpu.launch_func @hot_kernels::@hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192 blocks

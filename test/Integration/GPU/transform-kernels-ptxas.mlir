@@ -81,9 +81,17 @@
 // PTX-COUNT-24: ld.global.v4
 // PTX-NOT: ld.global
 // PTX: div.rn.f32
-// PTX-LABEL: .entry hot_hadamard_absmax_394x768_b16_v4_w8_p400(
+// Per tensor: the max kernel loads both rows of a step (6 vectors each)
+// before it transforms either; the quantize kernel's loads of its row and of
+// the partials are all issued before the partials' max.
+// PTX-LABEL: .entry hot_hadamard_absmax_394x768_b16_v4_w4_p200_regs_r2(
+// PTX: .minnctapersm 1
+// PTX-COUNT-12: ld.global.v4
+// PTX-NOT: ld.global
 // PTX: shfl.sync.bfly.b32
-// PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p400_q127_nearest(
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w4_p200_q127_nearest_regs(
+// PTX-COUNT-6: ld.global.v4
+// PTX-NOT: ld.global
 // PTX: shfl.sync.bfly.b32
 // SAWB of W (per tensor): f64 sums, one lane's values after another by
 // shfl.idx; one warp combines the row sums (each lane's partial, then a
@@ -100,14 +108,14 @@
 // PTX: sqrt.rn.f64
 // PTX: cvt.rn.f32.f64
 // PTX: div.rn.f32
-// PTX-LABEL: .entry hot_hadamard_quantize_tensor_768x3072_b1_v4_w8_p768_q7_nearest_sawb(
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_768x3072_b1_v4_w4_p768_q7_nearest_sawb_regs(
 // PTX-NOT: f64
 // PTX-NOT: div.rn.f32
 // PTX: rcp.rn.f32
 
 // The quantizes whose maxima the lowrank kernel computed: no absmax kernel.
-// PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w8_p26_q7_stochastic(
-// PTX-LABEL: .entry hot_hadamard_quantize_tensor_202x768_b1_v4_w8_p26_q127_stochastic(
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_394x768_b16_v4_w4_p26_q7_stochastic_regs(
+// PTX-LABEL: .entry hot_hadamard_quantize_tensor_202x768_b1_v4_w4_p26_q127_stochastic_regs(
 // PTX-LABEL: .entry hot_block_hadamard_1x768x64_b16_v4_t32(
 // PTX-NOT: shfl
 // PTX: ld.global.v4
