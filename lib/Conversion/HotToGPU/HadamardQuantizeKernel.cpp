@@ -303,25 +303,26 @@ SmallVector<Value> HadamardQuantizeEmitter::transformColumns(Value row,
   for (int64_t k = 0; k < blockRows; ++k)
     loaded.push_back(emitLoadAsF32(b, args[0], ValueRange{add(first, k), col},
                                    spec.vectorWidth, active));
-  SmallVector<Value> bitSet;
-  for (int64_t s = 0; (int64_t(1) << s) < blockRows; ++s)
-    bitSet.push_back(arith::CmpIOp::create(
+  // lo + hi or lo - hi is fma(sign, hi, lo) with sign = -1 where the row's
+  // bit is set, +1 where it is clear: the product is exact, so the fma
+  // rounds as the add or subtract does, in one instruction.
+  SmallVector<Value> signs;
+  for (int64_t s = 0; (int64_t(1) << s) < blockRows; ++s) {
+    Value set = arith::CmpIOp::create(
         b, arith::CmpIPredicate::ne,
-        arith::AndIOp::create(b, within, cst(int64_t(1) << s)), cst(0)));
+        arith::AndIOp::create(b, within, cst(int64_t(1) << s)), cst(0));
+    signs.push_back(arith::SelectOp::create(b, set, f32(-1), f32(1)));
+  }
   Value scale = f32(getHadamardNormalization(blockRows));
   SmallVector<Value> result;
   for (int64_t e = 0; e < spec.vectorWidth; ++e) {
     SmallVector<Value> level;
     for (int64_t k = 0; k < blockRows; ++k)
       level.push_back(loaded[k][e]);
-    for (Value set : bitSet) {
+    for (Value sign : signs) {
       SmallVector<Value> next;
-      for (size_t i = 0; i + 1 < level.size(); i += 2) {
-        Value lo = level[i], hi = level[i + 1];
-        next.push_back(arith::SelectOp::create(
-            b, set, arith::SubFOp::create(b, lo, hi),
-            arith::AddFOp::create(b, lo, hi)));
-      }
+      for (size_t i = 0; i + 1 < level.size(); i += 2)
+        next.push_back(math::FmaOp::create(b, sign, level[i + 1], level[i]));
       level = std::move(next);
     }
     result.push_back(arith::MulFOp::create(b, level.front(), scale));

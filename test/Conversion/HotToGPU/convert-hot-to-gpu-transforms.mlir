@@ -248,14 +248,17 @@ func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>
 //       CHECK:       vector.store {{.*}} : memref<1x8x64xi8>, vector<4xi8>
 // Per row: the 4 rows of its block, each lane's vector of each, then for
 // each value the 2 stages that lead to the row (lo + hi or lo - hi by the
-// row's bit) and the normalization.
+// row's bit: fma(sign, hi, lo), the sign -1 where the bit is set) and the
+// normalization.
 //       CHECK:   gpu.func @hot_hadamard_quantize_row_8x64_b1_c4_v4_w4_q127_nearest_regs(
 //       CHECK:     arith.remui %{{.*}}, %c4
 //  CHECK-COUNT-4:  vector.load {{.*}} : memref<8x64xf32>, vector<4xf32>
-//       CHECK:     arith.constant 5.000000e-01 : f32
-//       CHECK:     arith.subf
-//  CHECK-NEXT:     arith.addf
-//  CHECK-NEXT:     arith.select
+//       CHECK:     %[[SIGN0:.*]] = arith.select %{{.*}}, %cst{{.*}}, %cst{{.*}} : f32
+//       CHECK:     %[[SIGN1:.*]] = arith.select %{{.*}}, %cst{{.*}}, %cst{{.*}} : f32
+//       CHECK:     %[[LO:.*]] = math.fma %[[SIGN0]], %{{.*}}, %{{.*}} : f32
+//       CHECK:     %[[HI:.*]] = math.fma %[[SIGN0]], %{{.*}}, %{{.*}} : f32
+//       CHECK:     %[[ROW:.*]] = math.fma %[[SIGN1]], %[[HI]], %[[LO]] : f32
+//       CHECK:     arith.mulf %[[ROW]], %cst{{.*}} : f32
 // Blocks of 4 rows, items of 8 rows: the 8 rows are one item of two
 // blocks.
 //       CHECK:   gpu.func @hot_block_hadamard_1x8x64_b4_v4_t32_i2(
