@@ -22,8 +22,8 @@ static constexpr int64_t kWarpsPerBlock = 8;
 static constexpr int64_t kRowInRegistersWarpsPerBlock = 4;
 /// Most warps of the per-tensor maxabs max kernel, one partial each (every
 /// warp of the quantize kernel reads them all, so they are kept few), and
-/// its warps per block: 4, so that those warps spread over 128 SMs (8 left
-/// half of an H200's 132 idle).
+/// its warps per block: 4, so that those warps spread over 128 SMs (blocks
+/// of 8 left half of an H200's 132 SMs idle).
 static constexpr int64_t kMaxAbsMaxPartials = 512;
 static constexpr int64_t kAbsMaxWarpsPerBlock = 4;
 
