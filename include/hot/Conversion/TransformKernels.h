@@ -173,6 +173,9 @@ struct LowRankKernelSpec {
   /// Token blocks per item (more than one for small blocks: independent
   /// loads in flight).
   int64_t itemBlocks = 1;
+  /// Thread blocks per SM that ptxas is asked to fit (nvvm.minctasm; 0:
+  /// none), which caps the kernel's registers.
+  int64_t minBlocksPerSM = 0;
   /// The element type of x: f32 (null) or bf16/f16, extended to f32 as it
   /// is loaded (exact). Everything the kernel computes and stores is f32.
   Type inputElementType;
@@ -258,6 +261,8 @@ struct TransformsToGPUOptions {
   /// must divide the channels), or 0 for the default (1 with per-tensor
   /// scales, the vector width with per-channel ones).
   int64_t quantizeChannelsPerThread = 0;
+  /// The target chip (sm_XX), for occupancy hints that depend on it.
+  std::string chip = "sm_80";
 };
 
 /// Partial maxima of |values| that a kernel computes for the per-tensor

@@ -48,8 +48,6 @@
 using namespace mlir;
 using namespace mlir::hot;
 
-/// 32-bit registers of an SM (sm_80 to sm_90).
-static constexpr int64_t kRegistersPerSM = 65536;
 /// Registers a lane of a row-in-registers kernel needs besides the row's
 /// values (addresses, the scale, the hash's temporaries), and more with bf16
 /// or f16 input (extending the loaded pairs): with 32, fc1's bf16 rows spill

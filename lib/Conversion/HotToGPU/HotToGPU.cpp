@@ -142,6 +142,7 @@ struct ConvertHotToGPUPass
     transforms.maxRowValuesInRegisters = rowValuesInRegisters;
     transforms.fuseColumnHadamard = fuseColumnHadamard;
     transforms.quantizeChannelsPerThread = quantizeChannelsPerThread;
+    transforms.chip = options.chip;
     transforms.writeOperandsKMajor = fuseTransposes;
     lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
                          lowRank, transposes);

@@ -32,6 +32,7 @@
 #include "hot/Conversion/TransformKernels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -704,6 +705,9 @@ gpu::GPUFuncOp mlir::hot::buildLowRankKernel(OpBuilder &builder, Location loc,
   }
   auto func = createKernelFunc(builder, loc, module, name, args.types,
                                workgroup, spec.threads);
+  if (spec.minBlocksPerSM > 0)
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  builder.getI32IntegerAttr(int32_t(spec.minBlocksPerSM)));
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());
   LowRankEmitter(b, spec, func, args).emit();

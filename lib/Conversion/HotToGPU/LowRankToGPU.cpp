@@ -215,6 +215,9 @@ getBlockTransformSpec(const BlockTransform &transform,
 /// Most partial maxima of a lowrank kernel with statistics (every warp of
 /// the quantize kernel that reads them reduces them all).
 static constexpr int64_t kMaxStatisticsPartials = 512;
+/// Registers of a Quantize kernel with one channel per thread: what it took
+/// before its butterfly's signs took registers of their own.
+static constexpr int64_t kOneChannelQuantizeRegisters = 40;
 /// Most thread blocks of a Quantize kernel: each starts by reducing the
 /// partials to its scales, which the blocks' items then amortize (a 2-D
 /// matrix has one item per row).
@@ -412,6 +415,13 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
                        << " channels: the quantize kernel keeps " << width;
   }
   setChannelsPerThread(quantize, width);
+  // One channel per thread: ask for the blocks per SM that 40 registers
+  // allow (6 of 256 threads). ptxas 13 alone gives gy's kernel 48 (5 blocks)
+  // now that the butterfly's signs take registers of their own, and 40 with
+  // the hint, without spills; except on sm_80, where 40 spilled 44 bytes.
+  if (quantize.vectorWidth == 1 && options.chip != "sm_80")
+    quantize.minBlocksPerSM =
+        kRegistersPerSM / (quantize.threads * kOneChannelQuantizeRegisters);
   quantize.inputMaxBlock = hadamardBlock;
   quantize.outputMax = stats.outputMax;
   quantize.statisticsGridX = stats.gridX();

@@ -22,6 +22,10 @@ namespace mlir::hot {
 /// Lanes of a warp.
 inline constexpr int64_t kWarpSize = 32;
 
+/// 32-bit registers of an SM (sm_80 to sm_90), for the kernels' occupancy
+/// hints (nvvm.minctasm).
+inline constexpr int64_t kRegistersPerSM = 65536;
+
 /// Transforms blocks of `block` consecutive elements with the butterfly of
 /// docs/numerics.md (lowest bit first; the element whose bit is clear gets
 /// lo + hi, the other lo - hi), then multiplies by c_block (block > 1). The

@@ -17,6 +17,10 @@
 // RUN: hot-opt %s --split-input-file \
 // RUN:   --convert-hot-to-gpu="quantize-channels-per-thread=2" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=WIDTH2
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu=chip=sm_90 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=OCC
+// RUN: hot-opt %s --split-input-file --convert-hot-to-gpu=chip=sm_80 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=OCC80
 
 // The gx path's gy: hadamard along the rows (block 16) + per_row stochastic
 // 4-bit quantize: one kernel, one warp per row. With 4 floats per lane, the
@@ -535,6 +539,14 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // UNSHARED: remark: lowrank kernel @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v4_t192: 4 consecutive
 // UNSHARED: remark: fused hadamard (block 16) + per_tensor quantize: two kernels, @hot_hadamard_absmax_394x768_b16_v4_w4_p200_regs_r2 (one partial max|y| per warp over a grid-stride of steps of 2 rows, each step's loads issued together
 // UNSHARED: remark: fused per_tensor quantize: two kernels, @hot_hadamard_absmax_202x768_b1_v4_w4_p104_regs_r2
+
+// One channel per thread: on sm_90 the quantize kernel asks for 6 blocks
+// per SM (40 registers); sm_80, where 40 spill, gets no hint.
+// OCC: gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127n_g1x26(
+// OCC-SAME: nvvm.minctasm = 6
+// OCC80: gpu.func @hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_in16_q7s_out_tensor_q127n_g1x26(
+// OCC80-NOT: nvvm.minctasm
+// OCC80: gpu.return
 
 // CHECK-LABEL: func.func @layer_gy
 //  CHECK-SAME: (%[[GY3:.*]]: tensor<2x197x768xf32>, %[[SEED:.*]]: i64)
