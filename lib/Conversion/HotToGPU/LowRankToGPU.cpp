@@ -215,6 +215,8 @@ getBlockTransformSpec(const BlockTransform &transform,
 /// Most partial maxima of a lowrank kernel with statistics (every warp of
 /// the quantize kernel that reads them reduces them all).
 static constexpr int64_t kMaxStatisticsPartials = 512;
+/// Blocks per SM that the Statistics kernels ask for on sm_80.
+static constexpr int64_t kSm80StatisticsBlocksPerSM = 4;
 /// Registers of a Quantize kernel with one channel per thread: what it took
 /// before its butterfly's signs took registers of their own.
 static constexpr int64_t kOneChannelQuantizeRegisters = 40;
@@ -394,6 +396,12 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   stats.outputMax = column ? OutputMax::Column : OutputMax::Tensor;
   stats.gridY = std::clamp<int64_t>(kMaxStatisticsPartials / stats.gridX(), 1,
                                     stats.numItems());
+  // On sm_80, ptxas 13 holds the 192-thread statistics kernel of a 768
+  // channel gy (the channel butterfly's signs take registers) to 64
+  // registers and spills 16 bytes; asked for 4 blocks per SM, it takes 80
+  // and spills nothing. Without the channel butterfly (x's), no hint.
+  if (options.chip == "sm_80" && hadamardBlock > 1)
+    stats.minBlocksPerSM = kSm80StatisticsBlocksPerSM;
   LowRankKernelSpec quantize = *spec;
   quantize.stage = LowRankStage::Quantize;
   // Per tensor, one channel per thread: the quantize kernel keeps a block's
