@@ -708,10 +708,9 @@ mlir::hot::buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
     int64_t working =
         narrow ? kNarrowRowWorkingRegisters : kRowWorkingRegisters;
     int64_t registers = llvm::alignTo(spec.getLaneValues() + working, 8);
-    int64_t blocks = kRegistersPerSM / (registers * kWarpSize * warps);
-    func->setAttr(
-        NVVM::NVVMDialect::getMinctasmAttrName(),
-        builder.getI32IntegerAttr(int32_t(std::max<int64_t>(1, blocks))));
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  builder.getI32IntegerAttr(
+                      int32_t(getBlocksPerSM(kWarpSize * warps, registers))));
   }
   ImplicitLocOpBuilder b(loc, builder);
   b.setInsertionPointToStart(&func.getBody().front());

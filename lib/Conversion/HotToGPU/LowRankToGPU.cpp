@@ -215,15 +215,30 @@ getBlockTransformSpec(const BlockTransform &transform,
 /// Most partial maxima of a lowrank kernel with statistics (every warp of
 /// the quantize kernel that reads them reduces them all).
 static constexpr int64_t kMaxStatisticsPartials = 512;
-/// Blocks per SM that the Statistics kernels ask for on sm_80.
-static constexpr int64_t kSm80StatisticsBlocksPerSM = 4;
-/// Registers of a Quantize kernel with one channel per thread: what it took
-/// before its butterfly's signs took registers of their own.
-static constexpr int64_t kOneChannelQuantizeRegisters = 40;
 /// Most thread blocks of a Quantize kernel: each starts by reducing the
 /// partials to its scales, which the blocks' items then amortize (a 2-D
 /// matrix has one item per row).
 static constexpr int64_t kMaxQuantizeBlocks = 1024;
+
+/// The nvvm.minctasm of a Statistics or Quantize kernel on `chip` (0:
+/// none), where ptxas 13 alone would spill or lose occupancy. The channel
+/// butterfly's ±1 signs take registers of their own:
+///  - a one-channel Quantize kernel (gy's, both quantizations) then takes
+///    48 registers, 5 blocks of 256 threads per SM; held to 40 (6 blocks) it
+///    spills nothing, except on sm_80, where 40 spilled 44 bytes;
+///  - on sm_80, the 192-thread Statistics kernel of a 768-channel gy is held
+///    to 64 registers and spills 16 bytes; asked for 4 blocks per SM, it
+///    takes 80 and spills nothing. Without the channel butterfly (x's), no
+///    hint.
+static int64_t getMinBlocksPerSM(const LowRankKernelSpec &spec,
+                                 StringRef chip) {
+  bool sm80 = chip == "sm_80";
+  if (spec.stage == LowRankStage::Statistics)
+    return sm80 && spec.inputMaxBlock > 1 ? 4 : 0;
+  if (spec.stage == LowRankStage::Quantize && spec.vectorWidth == 1 && !sm80)
+    return getBlocksPerSM(spec.threads, /*registers=*/40);
+  return 0;
+}
 
 /// What one thread of the kernel of `spec` owns, for remarks.
 static std::string describeThreads(const LowRankKernelSpec &spec) {
@@ -396,12 +411,6 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   stats.outputMax = column ? OutputMax::Column : OutputMax::Tensor;
   stats.gridY = std::clamp<int64_t>(kMaxStatisticsPartials / stats.gridX(), 1,
                                     stats.numItems());
-  // On sm_80, ptxas 13 holds the 192-thread statistics kernel of a 768
-  // channel gy (the channel butterfly's signs take registers) to 64
-  // registers and spills 16 bytes; asked for 4 blocks per SM, it takes 80
-  // and spills nothing. Without the channel butterfly (x's), no hint.
-  if (options.chip == "sm_80" && hadamardBlock > 1)
-    stats.minBlocksPerSM = kSm80StatisticsBlocksPerSM;
   LowRankKernelSpec quantize = *spec;
   quantize.stage = LowRankStage::Quantize;
   // Per tensor, one channel per thread: the quantize kernel keeps a block's
@@ -423,13 +432,6 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
                        << " channels: the quantize kernel keeps " << width;
   }
   setChannelsPerThread(quantize, width);
-  // One channel per thread: ask for the blocks per SM that 40 registers
-  // allow (6 of 256 threads). ptxas 13 alone gives gy's kernel 48 (5 blocks)
-  // now that the butterfly's signs take registers of their own, and 40 with
-  // the hint, without spills; except on sm_80, where 40 spilled 44 bytes.
-  if (quantize.vectorWidth == 1 && options.chip != "sm_80")
-    quantize.minBlocksPerSM =
-        kRegistersPerSM / (quantize.threads * kOneChannelQuantizeRegisters);
   quantize.inputMaxBlock = hadamardBlock;
   quantize.outputMax = stats.outputMax;
   quantize.statisticsGridX = stats.gridX();
@@ -454,6 +456,9 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
     quantize.outputKOrder = quantize.getKOrder(transpose->spec.order.tailsLast);
     transposeName = transpose->spec.getKernelName();
   }
+
+  stats.minBlocksPerSM = getMinBlocksPerSM(stats, options.chip);
+  quantize.minBlocksPerSM = getMinBlocksPerSM(quantize, options.chip);
 
   gpu::GPUModuleOp gpuModule =
       getOrCreateGPUModule(rewriter, module, options.gpuModuleName);

@@ -15,6 +15,7 @@
 
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
+#include <algorithm>
 #include <string>
 
 namespace mlir::hot {
@@ -25,6 +26,12 @@ inline constexpr int64_t kWarpSize = 32;
 /// 32-bit registers of an SM (sm_80 to sm_90), for the kernels' occupancy
 /// hints (nvvm.minctasm).
 inline constexpr int64_t kRegistersPerSM = 65536;
+
+/// Blocks of `threads` threads that fit an SM at `registers` per thread (at
+/// least 1): the nvvm.minctasm that holds a kernel to that budget.
+inline int64_t getBlocksPerSM(int64_t threads, int64_t registers) {
+  return std::max<int64_t>(1, kRegistersPerSM / (threads * registers));
+}
 
 /// Transforms blocks of `block` consecutive elements with the butterfly of
 /// docs/numerics.md (lowest bit first; the element whose bit is clear gets
