@@ -362,6 +362,23 @@ lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
                     const IntMatmulToGPUOptions &options,
                     OperandTransposes &transposes);
 
+/// The transpose of `transposes` that a kernel writing `q` (an i8 tensor) in
+/// its place could take over: the one that reads q, q's only reader (through
+/// its `bufferization.to_buffer`), writing a `memref.alloc` without operands
+/// in `anchor`'s block. Null when there is none; the caller checks the
+/// layout (its spec).
+OperandTransposeLaunch *findTransposeOf(OperandTransposes &transposes, Value q,
+                                        Operation *anchor);
+
+/// Hands `transpose` (of findTransposeOf) over to a kernel that will write
+/// its result, in its layout, before `anchor`: moves the result's allocation
+/// before `anchor` (where the kernel's launch goes), erases the transpose's
+/// launch, q's `bufferization.to_buffer` and the transpose kernel once no
+/// launch uses it, drops `transpose` from `transposes` and returns the
+/// allocation. q itself is left to the caller, without readers.
+Value takeOverTranspose(RewriterBase &rewriter, OperandTransposes &transposes,
+                        OperandTransposeLaunch *transpose, Operation *anchor);
+
 /// Remarks on the transposes that no producer took over: why each operand
 /// needs one and which kernel does it.
 void emitOperandTransposeRemarks(const OperandTransposes &transposes);

@@ -92,6 +92,64 @@ buildHadamardQuantizeKernel(OpBuilder &builder, Location loc,
                             gpu::GPUModuleOp module,
                             const HadamardQuantizeKernelSpec &spec);
 
+/// Which kernel of the column-block family to build: `Statistics` (max|y|
+/// partials and, with sawb, each row's f64 sums) or `Quantize` (reduces them
+/// to the scale, then quantizes).
+enum class ColumnQuantizeStage { Statistics, Quantize };
+
+/// Threads of a column-block kernel's thread block: one per partial of a
+/// row's SAWB sums (docs/numerics.md).
+inline constexpr int64_t kColumnQuantizeThreads = 128;
+
+/// A per-tensor quantize of an `[m, n]` input transformed along dim 0 in
+/// blocks of `block` rows (W's hadamard on the gx path), in two kernels of
+/// m / block thread blocks of kColumnQuantizeThreads threads. A thread block
+/// owns one block of rows; thread t owns columns t, t + 128, ..., loads the
+/// block's values of each and runs the whole butterfly in registers, so
+/// every value of the input is read once per kernel and no lane waits on
+/// another. Column t of every row is SAWB's partial t (docs/numerics.md), so
+/// each thread adds its rows' partial sums in order in registers; the tree
+/// over the 128 partials goes through shared memory. The Quantize kernel's
+/// first warp reduces the Statistics kernel's partials to the scale while
+/// the block's first loads are in flight; it can store q as a product's
+/// K-contiguous operand (a block's values of a column are consecutive
+/// bytes), replacing a transpose.
+struct ColumnQuantizeKernelSpec {
+  ColumnQuantizeStage stage = ColumnQuantizeStage::Statistics;
+  int64_t m = 0, n = 0, block = 16, qmax = 7;
+  bool stochastic = false, sawb = false;
+  /// Columns per thread whose loads are issued together.
+  int64_t columnsAhead = 1;
+  /// Quantize: 0 stores q as memref<m x n x i8>; otherwise as the K-major
+  /// operand memref<n x kBytes x i8> of a product (row c holds column c's m
+  /// values, two per byte with `packS4`, the even row in the low nibble;
+  /// kBytes is exactly their size).
+  int64_t kBytes = 0;
+  bool packS4 = false;
+  /// The element type of the input: f32 (null) or bf16/f16.
+  Type inputElementType;
+
+  int64_t numBlocks() const { return m / block; }
+  /// The max|y| partials: one per warp of the Statistics kernel.
+  int64_t numPartials() const {
+    return numBlocks() * (kColumnQuantizeThreads / 32);
+  }
+  /// Columns per thread.
+  int64_t numColumnSteps() const {
+    return (n + kColumnQuantizeThreads - 1) / kColumnQuantizeThreads;
+  }
+  std::string getKernelName() const;
+};
+
+/// Builds (or finds) the kernel of `spec` in `module`. Arguments: x
+/// memref<m x n x f32> (or the input element type), the partials
+/// memref<numPartials() x f32>, with sawb the row sums memref<2 x m x f64>;
+/// then, for Quantize, q (see kBytes) and the scale memref<f32> [, the seed
+/// i64]. Launch it on numBlocks() blocks of kColumnQuantizeThreads threads.
+gpu::GPUFuncOp buildColumnQuantizeKernel(OpBuilder &builder, Location loc,
+                                         gpu::GPUModuleOp module,
+                                         const ColumnQuantizeKernelSpec &spec);
+
 /// What a lowrank kernel does (see LowRankKernelSpec).
 enum class LowRankStage {
   /// Stores the projection y, and the statistics it is asked for.
@@ -298,9 +356,11 @@ QuantizeSource getQuantizeSource(QuantizeOp op,
 /// another kernel and only the quantize kernel is launched. Fails with a
 /// remark naming the reason for every other form, which the generic path
 /// lowers.
-LogicalResult lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
-                                         const TransformsToGPUOptions &options,
-                                         const PartialMaxima *absMax = nullptr);
+LogicalResult
+lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
+                           const TransformsToGPUOptions &options,
+                           const PartialMaxima *absMax = nullptr,
+                           OperandTransposes *transposes = nullptr);
 
 /// Statistics a lowrank kernel computes besides its projection (see
 /// LowRankKernelSpec): the block of the Hadamard along the input's channels

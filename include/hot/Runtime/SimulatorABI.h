@@ -30,7 +30,12 @@ inline constexpr const char *kLaunchPrefix = "__hotsim_launch_";
 /// array, its count first, then each parameter's size in bytes, so that the
 /// runtime can copy a launch's arguments and run it later, in stream order.
 inline constexpr const char *kParamSizesPrefix = "__hotsim_param_sizes_";
-/// Name of the exported static shared memory size of a kernel module.
+/// Name prefix of the exported static shared memory size of each kernel
+/// (`uint64_t`): the size of the shared variables the kernel references.
+inline constexpr const char *kStaticSharedPrefix =
+    "__hotsim_static_shared_bytes_";
+/// Name of the static shared memory size of a kernel module, for the kernels
+/// without a size of their own (hand-written modules).
 inline constexpr const char *kStaticSharedSymbol =
     "__hotsim_static_shared_bytes";
 /// Alignment of each block's shared memory window: 256 KiB, the span of a

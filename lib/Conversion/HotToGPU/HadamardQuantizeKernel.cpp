@@ -185,19 +185,6 @@ private:
   Value treeSum(ArrayRef<Value> slots);
   /// maximumf of the AbsMax kernel's `partials`, in every lane of the warp.
   Value partialsMax(Value partials);
-  /// `value` of lane `src` (gpu.shuffle idx), for f32 or (as two i32) f64.
-  Value fromLane(Value value, Value src);
-  /// value + (value of lane `lane xor mask`): one step of a shuffle tree.
-  Value addFromLaneXor(Value value, int64_t mask) {
-    Value partner = arith::XOrIOp::create(b, lane, cst(mask));
-    return arith::AddFOp::create(b, value, fromLane(value, partner));
-  }
-  /// SAWB's scale from a group's max|y| and f64 sums (docs/numerics.md; the
-  /// CPU path's operations).
-  Value sawbScale(Value max, Value sum, Value sumOfSquares, int64_t size);
-  /// The per-tensor SAWB sums of the row sums in `rowSums` (docs/numerics.md:
-  /// 32 interleaved partials, then a tree).
-  std::pair<Value, Value> sumRows(Value rowSums);
   /// Quantizes every chunk of `row` with the reciprocal scale `inverse` and
   /// stores q.
   void quantizeRow(Value row, Value inverse, Value q);
@@ -388,8 +375,8 @@ Value HadamardQuantizeEmitter::treeSum(ArrayRef<Value> slotValues) {
   for (int64_t bit = llvm::Log2_64(kSawbRowPartials) - 1; bit >= 0; --bit) {
     if (bit >= valueBits && bit < valueBits + laneBits) {
       for (int64_t slot = 0; slot < spec.vectorWidth; ++slot)
-        slots[slot] =
-            addFromLaneXor(slots[slot], int64_t(1) << (bit - valueBits));
+        slots[slot] = emitAddFromLaneXor(b, slots[slot], lane,
+                                         int64_t(1) << (bit - valueBits));
       continue;
     }
     // A value bit, or a sub-chunk bit (slot bit `bit - laneBits`).
@@ -402,75 +389,6 @@ Value HadamardQuantizeEmitter::treeSum(ArrayRef<Value> slotValues) {
 
 Value HadamardQuantizeEmitter::partialsMax(Value partials) {
   return emitPartialsMax(b, partials, spec.numPartials, lane);
-}
-
-Value HadamardQuantizeEmitter::fromLane(Value value, Value src) {
-  Value srcI32 = arith::IndexCastUIOp::create(b, b.getI32Type(), src);
-  auto shuffle = [&](Value v) -> Value {
-    return gpu::ShuffleOp::create(
-               b, v, srcI32,
-               arith::ConstantOp::create(b, b.getI32IntegerAttr(kWarpSize)),
-               gpu::ShuffleMode::IDX)
-        .getShuffleResult();
-  };
-  if (value.getType().getIntOrFloatBitWidth() == 32)
-    return shuffle(value);
-  Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  Value bits = arith::BitcastOp::create(b, i64, value);
-  Value c32 = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
-  Value lo = shuffle(arith::TruncIOp::create(b, i32, bits));
-  Value hi = shuffle(
-      arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, bits, c32)));
-  Value joined = arith::OrIOp::create(
-      b, arith::ExtUIOp::create(b, i64, lo),
-      arith::ShLIOp::create(b, arith::ExtUIOp::create(b, i64, hi), c32));
-  return arith::BitcastOp::create(b, value.getType(), joined);
-}
-
-Value HadamardQuantizeEmitter::sawbScale(Value max, Value sum,
-                                         Value sumOfSquares, int64_t size) {
-  auto f64 = [&](double v) -> Value {
-    return arith::ConstantOp::create(b, b.getF64FloatAttr(v));
-  };
-  // c = f32(12.1 * sqrt(s2 / n) - 12.2 * (s1 / n)); a = c > 0 ? c : m.
-  Value n = f64(double(size));
-  Value rms = math::SqrtOp::create(b, arith::DivFOp::create(b, sumOfSquares, n));
-  Value mean = arith::DivFOp::create(b, sum, n);
-  Value clip64 =
-      arith::SubFOp::create(b, arith::MulFOp::create(b, f64(12.1), rms),
-                            arith::MulFOp::create(b, f64(12.2), mean));
-  Value clip = arith::TruncFOp::create(b, b.getF32Type(), clip64);
-  Value positive =
-      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, clip, f32(0));
-  Value a = arith::SelectOp::create(b, positive, clip, max);
-  return arith::DivFOp::create(b, a, f32(double(spec.qmax)));
-}
-
-static_assert(kSawbRowSumPartials == kWarpSize,
-              "sumRows keeps one partial of the row sums per lane");
-
-std::pair<Value, Value> HadamardQuantizeEmitter::sumRows(Value rowSums) {
-  // docs/numerics.md: lane p adds rows p, p + 32, ... one after the other
-  // (its partial), then P[p] = P[p] + P[p + h] for h = 16, ..., 1 by
-  // shuffles. Lanes p >= h add the same two partials the other way round,
-  // which gives the same sum; lane 0 ends with the tensor's.
-  Value zero = arith::ConstantOp::create(b, b.getF64FloatAttr(0));
-  SmallVector<Value> sums = emitLaneStridedFold(
-      b, lane, spec.m, ValueRange{zero, zero},
-      [&](Value row) -> SmallVector<Value> {
-        return {memref::LoadOp::create(b, rowSums, ValueRange{cst(0), row}),
-                memref::LoadOp::create(b, rowSums, ValueRange{cst(1), row})};
-      },
-      [&](ValueRange acc, ValueRange loaded) -> SmallVector<Value> {
-        return {arith::AddFOp::create(b, acc[0], loaded[0]),
-                arith::AddFOp::create(b, acc[1], loaded[1])};
-      });
-  Value s1 = sums[0], s2 = sums[1];
-  for (int64_t h = kWarpSize / 2; h >= 1; h /= 2) {
-    s1 = addFromLaneXor(s1, h);
-    s2 = addFromLaneXor(s2, h);
-  }
-  return {s1, s2};
 }
 
 void HadamardQuantizeEmitter::quantizeRow(Value row, Value inverse, Value q) {
@@ -591,8 +509,9 @@ void HadamardQuantizeEmitter::emit() {
     // One warp: the max of the partials, the row sums in partials and a
     // tree.
     Value max = partialsMax(args[0]);
-    auto [sum, sumOfSquares] = sumRows(args[1]);
-    Value scale = sawbScale(max, sum, sumOfSquares, spec.m * spec.n);
+    auto [sum, sumOfSquares] = emitSumRowSums(b, lane, args[1], spec.m);
+    Value scale =
+        emitSawbScale(b, max, sum, sumOfSquares, spec.m * spec.n, spec.qmax);
     emitIfThen(b, laneZero,
            [&] { memref::StoreOp::create(b, scale, args[2], ValueRange{}); });
     gpu::ReturnOp::create(b);
@@ -633,7 +552,8 @@ void HadamardQuantizeEmitter::emit() {
       RowStats stats = rowStats(firstRow, zero);
       Value max = normalizedMax(emitWarpMax(b, stats.max));
       rowScale = spec.sawb
-                     ? sawbScale(max, stats.sum, stats.sumOfSquares, spec.n)
+                     ? emitSawbScale(b, max, stats.sum, stats.sumOfSquares,
+                                     spec.n, spec.qmax)
                      : Value(arith::DivFOp::create(b, max, qmax));
       emitIfThen(b, laneZero, [&] {
         memref::StoreOp::create(b, rowScale, scales, ValueRange{firstRow});

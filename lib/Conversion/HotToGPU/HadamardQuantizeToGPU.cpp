@@ -45,6 +45,121 @@ static Value allocate(OpBuilder &b, Location loc, MemRefType type) {
   return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
 }
 
+static void launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
+                   int64_t blocks, int64_t threads, ValueRange args) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  gpu::LaunchFuncOp::create(b, loc, kernel,
+                            gpu::KernelDim3{index(blocks), index(1), index(1)},
+                            gpu::KernelDim3{index(threads), index(1), index(1)},
+                            /*dynamicSharedMemorySize=*/Value(), args);
+}
+
+/// Columns per thread of the column-block kernels whose loads go out
+/// together: 64 values of W's blocks of 16 rows.
+static constexpr int64_t kColumnValuesAhead = 64;
+
+/// Replaces `op`, a per-tensor quantize of `fused`, a hadamard along dim 0,
+/// by the column-block kernels (ColumnQuantizeKernelSpec). When q's only
+/// reader is the transpose of a product's operand in `transposes`, the
+/// quantize kernel writes that operand instead.
+static void lowerColumnQuantize(RewriterBase &rewriter, QuantizeOp op,
+                                const QuantizeSource &fused,
+                                gpu::GPUModuleOp gpuModule,
+                                OperandTransposes *transposes) {
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  ColumnQuantizeKernelSpec spec;
+  spec.m = type.getDimSize(0);
+  spec.n = type.getDimSize(1);
+  spec.block = fused.columnBlock;
+  spec.qmax = op.getQMax();
+  spec.stochastic = op.getRounding() == Rounding::Stochastic;
+  spec.sawb = op.getScaleMode() == ScaleMode::Sawb;
+  spec.columnsAhead = std::max<int64_t>(1, kColumnValuesAhead / spec.block);
+  spec.inputElementType = getKernelSourceElementType(fused.source);
+
+  // The product's operand written K-contiguous: exactly the column's m
+  // values (or m / 2 bytes, packed s4) per row, in the natural K order.
+  OperandTransposeLaunch *transpose =
+      transposes ? findTransposeOf(*transposes, op.getQ(), op) : nullptr;
+  if (transpose) {
+    const OperandTransposeSpec &layout = transpose->spec;
+    if (layout.k != spec.m || layout.rows != spec.n ||
+        !layout.order.isNatural() ||
+        layout.kBytes != (layout.packS4 ? spec.m / 2 : spec.m))
+      transpose = nullptr;
+  }
+  ColumnQuantizeKernelSpec stats = spec;
+  spec.stage = ColumnQuantizeStage::Quantize;
+  std::string transposeName;
+  if (transpose) {
+    spec.kBytes = transpose->spec.kBytes;
+    spec.packS4 = transpose->spec.packS4;
+    transposeName = transpose->spec.getKernelName();
+  }
+  Location loc = op.getLoc();
+  gpu::GPUFuncOp statsKernel =
+      buildColumnQuantizeKernel(rewriter, loc, gpuModule, stats);
+  gpu::GPUFuncOp quantizeKernel =
+      buildColumnQuantizeKernel(rewriter, loc, gpuModule, spec);
+
+  rewriter.setInsertionPoint(op);
+  Value x =
+      toBuffer(rewriter, loc, getKernelSource(rewriter, loc, fused.source));
+  SmallVector<Value> args{x, allocate(rewriter, loc,
+                                      MemRefType::get({spec.numPartials()},
+                                                      rewriter.getF32Type()))};
+  if (spec.sawb)
+    args.push_back(allocate(
+        rewriter, loc, MemRefType::get({2, spec.m}, rewriter.getF64Type())));
+  launch(rewriter, loc, statsKernel, spec.numBlocks(), kColumnQuantizeThreads,
+         args);
+  Value q =
+      transpose
+          ? takeOverTranspose(rewriter, *transposes, transpose, op)
+          : allocate(rewriter, loc,
+                     MemRefType::get({spec.m, spec.n}, rewriter.getI8Type()));
+  Value scale =
+      allocate(rewriter, loc, MemRefType::get({}, rewriter.getF32Type()));
+  args.append({q, scale});
+  if (Value seed = op.getSeed())
+    args.push_back(seed);
+  launch(rewriter, loc, quantizeKernel, spec.numBlocks(),
+         kColumnQuantizeThreads, args);
+
+  InFlightDiagnostic remark = op.emitRemark();
+  remark << "fused hadamard along dim 0 (block " << spec.block << ") + "
+         << "per_tensor " << (spec.sawb ? "sawb " : "")
+         << "quantize: two kernels of " << spec.numBlocks()
+         << " blocks, one per block of rows, thread t owning columns t, t + "
+         << kColumnQuantizeThreads
+         << ", ... and running their butterflies in registers (the input "
+            "read once by each), @"
+         << statsKernel.getName() << " (max|y| per warp"
+         << (spec.sawb ? "; each row's f64 sums, partial t in thread t, the "
+                         "tree in shared memory"
+                       : "")
+         << ") then @" << quantizeKernel.getName()
+         << " (its first warp reduces them to the scale while the first "
+         << spec.columnsAhead << " columns' loads are in flight)";
+  if (!transposeName.empty())
+    remark << "; it writes q as the product's K-contiguous operand [" << spec.n
+           << "][" << spec.kBytes << "] i8"
+           << (spec.packS4 ? " (s4, two per byte)" : "") << ", in place of @"
+           << transposeName;
+
+  Value scaleTensor = toTensor(rewriter, loc, scale);
+  if (!transposeName.empty()) { // q is read by nothing now.
+    rewriter.replaceAllUsesWith(op.getScale(), scaleTensor);
+    rewriter.eraseOp(op);
+  } else {
+    rewriter.replaceOp(op, {toTensor(rewriter, loc, q), scaleTensor});
+  }
+  if (fused.hadamard->use_empty())
+    rewriter.eraseOp(fused.hadamard);
+}
+
 QuantizeSource
 mlir::hot::getQuantizeSource(QuantizeOp op,
                              const TransformsToGPUOptions &options,
@@ -99,7 +214,8 @@ mlir::hot::getQuantizeSource(QuantizeOp op,
 LogicalResult
 mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                                       const TransformsToGPUOptions &options,
-                                      const PartialMaxima *absMax) {
+                                      const PartialMaxima *absMax,
+                                      OperandTransposes *transposes) {
   auto leave = [&](const Twine &why) {
     op.emitRemark() << "quantize left to the generic path: " << why;
     return rewriter.notifyMatchFailure(op, why);
@@ -121,6 +237,18 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   QuantizeSource fused = getQuantizeSource(op, options, /*columns=*/true);
   if (!fused.notFused.empty())
     op.emitRemark() << fused.notFused;
+  Location loc = op.getLoc();
+  ModuleOp module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return leave("no enclosing builtin.module for the kernels");
+  gpu::GPUModuleOp gpuModule =
+      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
+  if (granularity == Granularity::PerTensor && fused.columnBlock > 1 &&
+      !absMax) {
+    lowerColumnQuantize(rewriter, op, fused, gpuModule, transposes);
+    return success();
+  }
+
   Value source = fused.source;
   int64_t block = fused.block;
   HadamardOp hadamard = fused.hadamard;
@@ -139,24 +267,10 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   spec.inputElementType = getKernelSourceElementType(source);
   int64_t rowBlocks = llvm::divideCeil(m, kWarpsPerBlock);
 
-  Location loc = op.getLoc();
-  ModuleOp module = op->getParentOfType<ModuleOp>();
-  if (!module)
-    return leave("no enclosing builtin.module for the kernels");
-  gpu::GPUModuleOp gpuModule =
-      getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
-
   rewriter.setInsertionPoint(op);
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(rewriter, loc, v);
-  };
-  auto launch = [&](gpu::GPUFuncOp kernel, int64_t blocks, ValueRange args,
-                    int64_t warps = kWarpsPerBlock) {
-    gpu::LaunchFuncOp::create(
-        rewriter, loc, kernel,
-        gpu::KernelDim3{index(blocks), index(1), index(1)},
-        gpu::KernelDim3{index(32 * warps), index(1), index(1)},
-        /*dynamicSharedMemorySize=*/Value(), args);
+  auto launchWarps = [&](gpu::GPUFuncOp kernel, int64_t blocks, ValueRange args,
+                         int64_t warps = kWarpsPerBlock) {
+    launch(rewriter, loc, kernel, blocks, kWarpSize * warps, args);
   };
   Value x = toBuffer(rewriter, loc, getKernelSource(rewriter, loc, source));
   auto qType = MemRefType::get({m, n}, rewriter.getI8Type());
@@ -213,8 +327,8 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     SmallVector<Value> args{x, q, scale};
     if (seed)
       args.push_back(seed);
-    launch(kernel, llvm::divideCeil(m, spec.warpsPerBlock), args,
-           spec.warpsPerBlock);
+    launchWarps(kernel, llvm::divideCeil(m, spec.warpsPerBlock), args,
+                spec.warpsPerBlock);
     op.emitRemark() << "fused " << transform << "per_row quantize"
                     << (spec.sawb ? " (sawb)" : "") << " kernel @"
                     << kernel.getName() << ": one warp per row, "
@@ -242,8 +356,8 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     SmallVector<Value> args{x, absMax->partials, q, scale};
     if (seed)
       args.push_back(seed);
-    launch(quantize, llvm::divideCeil(m, spec.warpsPerBlock), args,
-           spec.warpsPerBlock);
+    launchWarps(quantize, llvm::divideCeil(m, spec.warpsPerBlock), args,
+                spec.warpsPerBlock);
     op.emitRemark() << "fused " << transform << "per_tensor quantize: one "
                     << "kernel, @" << quantize.getName() << " ("
                     << tensorQuantize("the warp reduces the " +
@@ -285,18 +399,18 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     if (spec.sawb) {
       Value rowSums = allocate(
           rewriter, loc, MemRefType::get({2, m}, rewriter.getF64Type()));
-      launch(stats, absMaxBlocks, ValueRange{x, partials, rowSums});
-      launch(scaleKernel, 1, ValueRange{partials, rowSums, scale},
-             /*warps=*/1);
+      launchWarps(stats, absMaxBlocks, ValueRange{x, partials, rowSums});
+      launchWarps(scaleKernel, 1, ValueRange{partials, rowSums, scale},
+                  /*warps=*/1);
       args = {x};
     } else {
-      launch(stats, absMaxBlocks, args, absMaxSpec.warpsPerBlock);
+      launchWarps(stats, absMaxBlocks, args, absMaxSpec.warpsPerBlock);
     }
     args.append({q, scale});
     if (seed)
       args.push_back(seed);
-    launch(quantize, llvm::divideCeil(m, spec.warpsPerBlock), args,
-           spec.warpsPerBlock);
+    launchWarps(quantize, llvm::divideCeil(m, spec.warpsPerBlock), args,
+                spec.warpsPerBlock);
     InFlightDiagnostic remark = op.emitRemark();
     if (spec.sawb)
       remark << "fused " << transform << "per_tensor sawb quantize: three "

@@ -348,3 +348,42 @@ void mlir::hot::emitOperandTransposeRemarks(
     remark << " (no kernel that produces it writes it K-major)";
   }
 }
+
+OperandTransposeLaunch *
+mlir::hot::findTransposeOf(OperandTransposes &transposes, Value q,
+                           Operation *anchor) {
+  auto it = llvm::find_if(transposes, [&](const OperandTransposeLaunch &t) {
+    return t.source == q;
+  });
+  if (it == transposes.end() || !q.hasOneUse())
+    return nullptr;
+  auto toBuffer = dyn_cast<bufferization::ToBufferOp>(*q.user_begin());
+  if (!toBuffer || !toBuffer->hasOneUse() ||
+      *toBuffer->user_begin() != it->launch.getOperation())
+    return nullptr;
+  Operation *alloc = it->out.getDefiningOp();
+  if (!isa_and_nonnull<memref::AllocOp>(alloc) ||
+      alloc->getBlock() != anchor->getBlock() || alloc->getNumOperands() != 0)
+    return nullptr;
+  return &*it;
+}
+
+Value mlir::hot::takeOverTranspose(RewriterBase &rewriter,
+                                   OperandTransposes &transposes,
+                                   OperandTransposeLaunch *transpose,
+                                   Operation *anchor) {
+  Value out = transpose->out;
+  Operation *alloc = out.getDefiningOp();
+  if (anchor->isBeforeInBlock(alloc))
+    rewriter.moveOpBefore(alloc, anchor);
+  Operation *toBuffer = *transpose->source.user_begin();
+  auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+      transpose->launch, transpose->launch.getKernel());
+  rewriter.eraseOp(transpose->launch);
+  rewriter.eraseOp(toBuffer);
+  if (kernel && SymbolTable::symbolKnownUseEmpty(
+                    kernel, kernel->getParentOfType<ModuleOp>()))
+    rewriter.eraseOp(kernel);
+  transposes.erase(transpose);
+  return out;
+}

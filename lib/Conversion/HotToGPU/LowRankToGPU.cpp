@@ -354,32 +354,22 @@ static LowRankQuantization getQuantization(QuantizeOp op) {
 }
 
 /// The transpose in `transposes` that the Quantize kernel `spec` can take
-/// over for `output`: its q, [outer * n', inner] s8, read only by that
-/// transpose, in the natural K order or this projection's tails-last one,
-/// with the result allocated in `anchor`'s block. Null when there is none.
+/// over for `output`: of its q, [outer * n', inner] s8, in the natural K
+/// order or this projection's tails-last one. Null when there is none.
 static OperandTransposeLaunch *
 findFusableTranspose(OperandTransposes &transposes, QuantizeOp output,
                      const LowRankKernelSpec &spec, Operation *anchor) {
-  Value q = output.getQ();
-  auto it = llvm::find_if(transposes, [&](const OperandTransposeLaunch &t) {
-    return t.source == q;
-  });
-  if (it == transposes.end() || !q.hasOneUse())
+  OperandTransposeLaunch *transpose =
+      findTransposeOf(transposes, output.getQ(), anchor);
+  if (!transpose)
     return nullptr;
-  auto toBuffer = dyn_cast<bufferization::ToBufferOp>(*q.user_begin());
-  if (!toBuffer || !toBuffer->hasOneUse() ||
-      *toBuffer->user_begin() != it->launch.getOperation())
-    return nullptr;
-  const OperandTransposeSpec &layout = it->spec;
-  Operation *alloc = it->out.getDefiningOp();
+  const OperandTransposeSpec &layout = transpose->spec;
   if (layout.packS4 || layout.k != spec.outer * spec.projectedSize() ||
       layout.rows != spec.inner ||
       !(layout.order.isNatural() ||
-        layout.order == spec.getKOrder(/*tailsLast=*/true)) ||
-      !isa_and_nonnull<memref::AllocOp>(alloc) ||
-      alloc->getBlock() != anchor->getBlock() || alloc->getNumOperands() != 0)
+        layout.order == spec.getKOrder(/*tailsLast=*/true)))
     return nullptr;
-  return &*it;
+  return transpose;
 }
 
 /// Launches the kernels that compute `transform`'s statistics and quantize
@@ -506,10 +496,8 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   statsArgs.push_back(outPartials);
   Value qOut;
   if (transpose) {
-    qOut = transpose->out;
-    Operation *alloc = qOut.getDefiningOp();
-    if (anchor->isBeforeInBlock(alloc))
-      rewriter.moveOpBefore(alloc, anchor);
+    // q's only reader was the transpose: this kernel writes its result.
+    qOut = takeOverTranspose(rewriter, transposes, transpose, anchor);
   } else {
     qOut = allocate(outShape, i8);
   }
@@ -544,20 +532,9 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
     if (hadamard && hadamard->use_empty())
       rewriter.eraseOp(hadamard);
   }
-  if (transpose) {
-    // q's only reader was the transpose; its kernel goes too when no other
-    // launch uses it.
-    Operation *toBuffer = *output.getQ().user_begin();
-    auto transposeKernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-        transpose->launch, transpose->launch.getKernel());
-    rewriter.eraseOp(transpose->launch);
-    rewriter.eraseOp(toBuffer);
-    if (transposeKernel &&
-        SymbolTable::symbolKnownUseEmpty(transposeKernel, module))
-      rewriter.eraseOp(transposeKernel);
+  if (!transposeName.empty()) { // q is read by nothing now.
     rewriter.replaceAllUsesWith(output.getScale(), toTensor(scaleOut));
     rewriter.eraseOp(output);
-    transposes.erase(transpose);
   } else {
     replace(output, qOut, scaleOut);
   }

@@ -157,6 +157,88 @@ Value mlir::hot::emitPartialsMax(ImplicitLocOpBuilder &b, Value partials,
   return emitWarpMax(b, max[0]);
 }
 
+Value mlir::hot::emitFromLane(ImplicitLocOpBuilder &b, Value value, Value src) {
+  Value srcI32 = arith::IndexCastUIOp::create(b, b.getI32Type(), src);
+  auto shuffle = [&](Value v) -> Value {
+    return gpu::ShuffleOp::create(
+               b, v, srcI32,
+               arith::ConstantOp::create(b, b.getI32IntegerAttr(kWarpSize)),
+               gpu::ShuffleMode::IDX)
+        .getShuffleResult();
+  };
+  if (value.getType().getIntOrFloatBitWidth() == 32)
+    return shuffle(value);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Value bits = arith::BitcastOp::create(b, i64, value);
+  Value c32 = arith::ConstantOp::create(b, b.getI64IntegerAttr(32));
+  Value lo = shuffle(arith::TruncIOp::create(b, i32, bits));
+  Value hi = shuffle(
+      arith::TruncIOp::create(b, i32, arith::ShRUIOp::create(b, bits, c32)));
+  Value joined = arith::OrIOp::create(
+      b, arith::ExtUIOp::create(b, i64, lo),
+      arith::ShLIOp::create(b, arith::ExtUIOp::create(b, i64, hi), c32));
+  return arith::BitcastOp::create(b, value.getType(), joined);
+}
+
+Value mlir::hot::emitAddFromLaneXor(ImplicitLocOpBuilder &b, Value value,
+                                    Value lane, int64_t mask) {
+  Value partner =
+      arith::XOrIOp::create(b, lane, arith::ConstantIndexOp::create(b, mask));
+  return arith::AddFOp::create(b, value, emitFromLane(b, value, partner));
+}
+
+static_assert(kSawbRowSumPartials == kWarpSize,
+              "emitSumRowSums keeps one partial of the row sums per lane");
+
+std::pair<Value, Value> mlir::hot::emitSumRowSums(ImplicitLocOpBuilder &b,
+                                                  Value lane, Value rowSums,
+                                                  int64_t count) {
+  // Lanes p >= h of the tree add the same two partials the other way round,
+  // which gives the same sum; every lane ends with the tensor's.
+  Value zero = arith::ConstantOp::create(b, b.getF64FloatAttr(0));
+  Value first = arith::ConstantIndexOp::create(b, 0);
+  Value second = arith::ConstantIndexOp::create(b, 1);
+  SmallVector<Value> sums = emitLaneStridedFold(
+      b, lane, count, ValueRange{zero, zero},
+      [&](Value row) -> SmallVector<Value> {
+        return {memref::LoadOp::create(b, rowSums, ValueRange{first, row}),
+                memref::LoadOp::create(b, rowSums, ValueRange{second, row})};
+      },
+      [&](ValueRange acc, ValueRange loaded) -> SmallVector<Value> {
+        return {arith::AddFOp::create(b, acc[0], loaded[0]),
+                arith::AddFOp::create(b, acc[1], loaded[1])};
+      });
+  Value s1 = sums[0], s2 = sums[1];
+  for (int64_t h = kWarpSize / 2; h >= 1; h /= 2) {
+    s1 = emitAddFromLaneXor(b, s1, lane, h);
+    s2 = emitAddFromLaneXor(b, s2, lane, h);
+  }
+  return {s1, s2};
+}
+
+Value mlir::hot::emitSawbScale(ImplicitLocOpBuilder &b, Value max, Value sum,
+                               Value sumOfSquares, int64_t size, int64_t qmax) {
+  auto f64 = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, b.getF64FloatAttr(v));
+  };
+  auto f32 = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, b.getF32FloatAttr(float(v)));
+  };
+  // c = f32(12.1 * sqrt(s2 / n) - 12.2 * (s1 / n)); a = c > 0 ? c : m.
+  Value n = f64(double(size));
+  Value rms =
+      math::SqrtOp::create(b, arith::DivFOp::create(b, sumOfSquares, n));
+  Value mean = arith::DivFOp::create(b, sum, n);
+  Value clip64 =
+      arith::SubFOp::create(b, arith::MulFOp::create(b, f64(12.1), rms),
+                            arith::MulFOp::create(b, f64(12.2), mean));
+  Value clip = arith::TruncFOp::create(b, b.getF32Type(), clip64);
+  Value positive =
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, clip, f32(0));
+  Value a = arith::SelectOp::create(b, positive, clip, max);
+  return arith::DivFOp::create(b, a, f32(double(qmax)));
+}
+
 Value mlir::hot::emitReciprocal(ImplicitLocOpBuilder &b, Value scale) {
   Value one = arith::ConstantOp::create(b, b.getF32FloatAttr(1));
   return arith::DivFOp::create(b, one, scale);

@@ -106,6 +106,26 @@ SmallVector<Value> emitLoadAsF32(ImplicitLocOpBuilder &b, Value buffer,
 Value emitPartialsMax(ImplicitLocOpBuilder &b, Value partials, int64_t count,
                       Value lane);
 
+/// `value` of lane `src` (gpu.shuffle idx; an index), for f32 or, as two i32
+/// shuffles, f64.
+Value emitFromLane(ImplicitLocOpBuilder &b, Value value, Value src);
+
+/// value + (value of lane `lane xor mask`): one step of a shuffle tree.
+Value emitAddFromLaneXor(ImplicitLocOpBuilder &b, Value value, Value lane,
+                         int64_t mask);
+
+/// The per-tensor SAWB sums (s1, s2) of the `count` row sums in `rowSums`
+/// (memref<2 x count x f64>), in every lane of the warp: docs/numerics.md's
+/// 32 interleaved partials, lane p adding rows p, p + 32, ... in order, then
+/// a tree of xor shuffles.
+std::pair<Value, Value> emitSumRowSums(ImplicitLocOpBuilder &b, Value lane,
+                                       Value rowSums, int64_t count);
+
+/// SAWB's scale of a group of `size` values from its max|y| and f64 sums
+/// (docs/numerics.md; the CPU path's operations), for the grid `qmax`.
+Value emitSawbScale(ImplicitLocOpBuilder &b, Value max, Value sum,
+                    Value sumOfSquares, int64_t size, int64_t qmax);
+
 /// 1 / `scale` (an f32 division), what emitQuantizeValue multiplies by:
 /// computed once per group.
 Value emitReciprocal(ImplicitLocOpBuilder &b, Value scale);

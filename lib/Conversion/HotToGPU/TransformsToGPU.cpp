@@ -265,7 +265,8 @@ void mlir::hot::lowerTransformsToGPU(RewriterBase &rewriter, ModuleOp module,
       if (it == computed.end() && claimed.contains(op))
         continue; // Replaced with its lowrank.
       (void)lowerHadamardQuantizeToGPU(
-          rewriter, op, options, it == computed.end() ? nullptr : &it->second);
+          rewriter, op, options, it == computed.end() ? nullptr : &it->second,
+          &transposes);
     }
   }
 

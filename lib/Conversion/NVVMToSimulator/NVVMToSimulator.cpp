@@ -17,6 +17,9 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -425,22 +428,19 @@ LogicalResult Rewriter::rewrite(Operation *op) {
          << op->getName() << "'";
 }
 
-/// Replaces the shared memory globals of `symbolTable` by offsets into the
-/// block's window; returns the static size (where dynamic memory starts).
-uint64_t placeSharedMemory(Operation *symbolTable) {
-  OpBuilder b(symbolTable->getContext());
-  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
-  DataLayout layout = DataLayout::closest(symbolTable);
-  SmallVector<LLVM::GlobalOp> statics, dynamics;
-  for (auto global :
-       symbolTable->getRegion(0).front().getOps<LLVM::GlobalOp>()) {
-    if (global.getAddrSpace() != kSharedAddressSpace)
-      continue;
-    auto array = dyn_cast<LLVM::LLVMArrayType>(global.getType());
-    (array && array.getNumElements() == 0 ? dynamics : statics)
-        .push_back(global);
-  }
-  llvm::DenseMap<StringAttr, uint64_t> offsets;
+/// Whether `fn` is a kernel.
+bool isKernel(LLVM::LLVMFuncOp fn) {
+  return fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
+         fn->hasAttr(gpu::GPUDialect::getKernelFuncAttrName());
+}
+
+/// Places the shared memory globals `statics` one after the other from
+/// offset 0, at their alignments, and `dynamics` after them; returns the
+/// static size (where dynamic memory starts).
+uint64_t placeWindow(ArrayRef<LLVM::GlobalOp> statics,
+                     ArrayRef<LLVM::GlobalOp> dynamics,
+                     const DataLayout &layout,
+                     llvm::DenseMap<StringAttr, uint64_t> &offsets) {
   auto alignment = [](LLVM::GlobalOp global) {
     return std::max<uint64_t>(16, global.getAlignment().value_or(16));
   };
@@ -456,31 +456,96 @@ uint64_t placeSharedMemory(Operation *symbolTable) {
   uint64_t staticBytes = llvm::alignTo(end, dynamicAlignment);
   for (LLVM::GlobalOp global : dynamics)
     offsets[global.getSymNameAttr()] = staticBytes;
-
-  symbolTable->walk([&](LLVM::AddressOfOp address) {
-    auto it = offsets.find(address.getGlobalNameAttr().getAttr());
-    if (it == offsets.end())
-      return;
-    b.setInsertionPoint(address);
-    Location loc = address.getLoc();
-    auto fn =
-        LLVM::lookupOrCreateFn(b, symbolTable, "__hotsim_shared", {}, ptr);
-    Value base = LLVM::CallOp::create(b, loc, *fn, ValueRange()).getResult();
-    Value at = LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), base,
-                                   ArrayRef<LLVM::GEPArg>{int64_t(it->second)});
-    address.replaceAllUsesWith(
-        LLVM::AddrSpaceCastOp::create(b, loc, address.getType(), at)
-            .getResult());
-    address.erase();
-  });
-  for (LLVM::GlobalOp global : llvm::concat<LLVM::GlobalOp>(statics, dynamics))
-    global.erase();
   return staticBytes;
 }
 
-/// Adds the exported `__hotsim_launch_<name>(ptr params)` of `kernel` and its
-/// `__hotsim_param_sizes_<name>`.
-void addLaunchFunction(LLVM::LLVMFuncOp kernel) {
+/// Replaces the shared memory globals of `symbolTable` by offsets into the
+/// block's window; returns each kernel's static size (where its dynamic
+/// memory starts). As on a GPU, a kernel's window holds the globals that the
+/// kernel references, so that a module of many kernels fits where each of
+/// them would. Where a function that is not a kernel references one, one
+/// window holds them all, for every kernel.
+llvm::StringMap<uint64_t> placeSharedMemory(Operation *symbolTable) {
+  OpBuilder b(symbolTable->getContext());
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  DataLayout layout = DataLayout::closest(symbolTable);
+  Block &body = symbolTable->getRegion(0).front();
+  SmallVector<LLVM::GlobalOp> statics, dynamics;
+  for (auto global : body.getOps<LLVM::GlobalOp>()) {
+    if (global.getAddrSpace() != kSharedAddressSpace)
+      continue;
+    auto array = dyn_cast<LLVM::LLVMArrayType>(global.getType());
+    (array && array.getNumElements() == 0 ? dynamics : statics)
+        .push_back(global);
+  }
+  llvm::DenseSet<StringAttr> shared;
+  for (LLVM::GlobalOp global : llvm::concat<LLVM::GlobalOp>(statics, dynamics))
+    shared.insert(global.getSymNameAttr());
+
+  // The shared globals' addresses, by the function that takes them.
+  llvm::MapVector<Operation *, SmallVector<LLVM::AddressOfOp>> addresses;
+  bool outsideKernels = false;
+  symbolTable->walk([&](LLVM::AddressOfOp address) {
+    if (!shared.contains(address.getGlobalNameAttr().getAttr()))
+      return;
+    auto fn = address->getParentOfType<LLVM::LLVMFuncOp>();
+    outsideKernels |= !fn || !isKernel(fn);
+    addresses[fn].push_back(address);
+  });
+
+  llvm::StringMap<uint64_t> sizes;
+  llvm::DenseMap<Operation *, llvm::DenseMap<StringAttr, uint64_t>> offsets;
+  SmallVector<LLVM::LLVMFuncOp> kernels =
+      llvm::filter_to_vector(body.getOps<LLVM::LLVMFuncOp>(), isKernel);
+  if (outsideKernels) {
+    llvm::DenseMap<StringAttr, uint64_t> all;
+    uint64_t bytes = placeWindow(statics, dynamics, layout, all);
+    for (auto &entry : addresses)
+      offsets[entry.first] = all;
+    for (LLVM::LLVMFuncOp kernel : kernels)
+      sizes[kernel.getSymName()] = bytes;
+  } else {
+    for (LLVM::LLVMFuncOp kernel : kernels) {
+      llvm::DenseSet<StringAttr> used;
+      for (LLVM::AddressOfOp address : addresses.lookup(kernel))
+        used.insert(address.getGlobalNameAttr().getAttr());
+      auto isUsed = [&](LLVM::GlobalOp global) {
+        return used.contains(global.getSymNameAttr());
+      };
+      sizes[kernel.getSymName()] = placeWindow(
+          llvm::filter_to_vector(statics, isUsed),
+          llvm::filter_to_vector(dynamics, isUsed), layout, offsets[kernel]);
+    }
+  }
+
+  for (auto &[fn, uses] : addresses) {
+    const llvm::DenseMap<StringAttr, uint64_t> &placed = offsets[fn];
+    for (LLVM::AddressOfOp address : uses) {
+      b.setInsertionPoint(address);
+      Location loc = address.getLoc();
+      auto callee =
+          LLVM::lookupOrCreateFn(b, symbolTable, "__hotsim_shared", {}, ptr);
+      Value base =
+          LLVM::CallOp::create(b, loc, *callee, ValueRange()).getResult();
+      Value at = LLVM::GEPOp::create(
+          b, loc, ptr, b.getI8Type(), base,
+          ArrayRef<LLVM::GEPArg>{
+              int64_t(placed.lookup(address.getGlobalNameAttr().getAttr()))});
+      address.replaceAllUsesWith(
+          LLVM::AddrSpaceCastOp::create(b, loc, address.getType(), at)
+              .getResult());
+      address.erase();
+    }
+  }
+  for (LLVM::GlobalOp global : llvm::concat<LLVM::GlobalOp>(statics, dynamics))
+    global.erase();
+  return sizes;
+}
+
+/// Adds the exported `__hotsim_launch_<name>(ptr params)` of `kernel`, its
+/// `__hotsim_param_sizes_<name>` and its `__hotsim_static_shared_bytes_<name>`
+/// (`sharedBytes`).
+void addLaunchFunction(LLVM::LLVMFuncOp kernel, uint64_t sharedBytes) {
   OpBuilder b(kernel);
   b.setInsertionPointAfter(kernel);
   Location loc = kernel.getLoc();
@@ -515,6 +580,10 @@ void addLaunchFunction(LLVM::LLVMFuncOp kernel) {
                          /*isConstant=*/true, LLVM::Linkage::External,
                          (sim::kParamSizesPrefix + kernel.getSymName()).str(),
                          DenseElementsAttr::get(sizesType, ArrayRef(sizes)));
+  LLVM::GlobalOp::create(b, loc, b.getI64Type(), /*isConstant=*/true,
+                         LLVM::Linkage::External,
+                         (sim::kStaticSharedPrefix + kernel.getSymName()).str(),
+                         b.getI64IntegerAttr(int64_t(sharedBytes)));
 }
 
 /// Whether `name` is defined by libhot_simulator_runtime.so.
@@ -545,9 +614,8 @@ struct ConvertNVVMToSimulatorPass
 } // namespace
 
 LogicalResult mlir::hot::convertNVVMToSimulator(Operation *symbolTable) {
-  MLIRContext *ctx = symbolTable->getContext();
   Block &body = symbolTable->getRegion(0).front();
-  uint64_t staticBytes = placeSharedMemory(symbolTable);
+  llvm::StringMap<uint64_t> sharedBytes = placeSharedMemory(symbolTable);
 
   SmallVector<Operation *> ops;
   symbolTable->walk([&](Operation *op) {
@@ -564,14 +632,13 @@ LogicalResult mlir::hot::convertNVVMToSimulator(Operation *symbolTable) {
   StringRef dialects[] = {NVVM::NVVMDialect::getDialectNamespace(),
                           gpu::GPUDialect::getDialectNamespace()};
   for (auto fn : llvm::to_vector(body.getOps<LLVM::LLVMFuncOp>())) {
-    bool kernel = fn->hasAttr(NVVM::NVVMDialect::getKernelFuncAttrName()) ||
-                  fn->hasAttr(gpu::GPUDialect::getKernelFuncAttrName());
+    bool kernel = isKernel(fn);
     for (NamedAttribute attr : llvm::to_vector(fn->getDiscardableAttrs()))
       if (llvm::is_contained(dialects,
                              attr.getName().strref().split('.').first))
         fn->removeDiscardableAttr(attr.getName());
     if (kernel)
-      addLaunchFunction(fn);
+      addLaunchFunction(fn, sharedBytes.lookup(fn.getSymName()));
     else if (fn.isExternal() && !isRuntimeFunction(fn.getSymName()) &&
              !SymbolTable::symbolKnownUseEmpty(fn, symbolTable)) {
       fn.emitError("the simulator runtime does not define @")
@@ -580,11 +647,5 @@ LogicalResult mlir::hot::convertNVVMToSimulator(Operation *symbolTable) {
     }
   }
 
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(&body);
-  LLVM::GlobalOp::create(b, symbolTable->getLoc(), b.getI64Type(),
-                         /*isConstant=*/true, LLVM::Linkage::External,
-                         sim::kStaticSharedSymbol,
-                         b.getI64IntegerAttr(staticBytes));
   return failure(failed);
 }

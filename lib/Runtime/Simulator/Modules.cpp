@@ -172,9 +172,13 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
                                  name, symbol.c_str()));
     return nullptr;
   }
-  auto kernel = std::make_unique<Kernel>(
-      Kernel{reinterpret_cast<void (*)(void **)>(entry), name,
-             loaded->staticSharedBytes});
+  uint64_t staticSharedBytes = loaded->staticSharedBytes;
+  std::string sharedSymbol = kStaticSharedPrefix + std::string(name);
+  if (auto *bytes = static_cast<const uint64_t *>(
+          dlsym(loaded->handle, sharedSymbol.c_str())))
+    staticSharedBytes = *bytes;
+  auto kernel = std::make_unique<Kernel>(Kernel{
+      reinterpret_cast<void (*)(void **)>(entry), name, staticSharedBytes});
   std::string sizesSymbol = kParamSizesPrefix + std::string(name);
   if (auto *sizes = static_cast<const uint64_t *>(
           dlsym(loaded->handle, sizesSymbol.c_str()))) {

@@ -98,6 +98,10 @@ gpu.module @kernels {
   // CHECK: %[[A1:.*]] = llvm.load %[[P1]] : !llvm.ptr -> !llvm.ptr
   // CHECK: %[[V1:.*]] = llvm.load %[[A1]] : !llvm.ptr -> i64
   // CHECK: llvm.call @k(%[[V0]], %[[V1]]) : (!llvm.ptr, i64) -> ()
+  // Its parameters' sizes, and its static shared memory: the 128 bytes of
+  // @tile and @acc, aligned to the dynamic memory's 256.
+  // CHECK: llvm.mlir.global external constant @__hotsim_param_sizes_k
+  // CHECK: llvm.mlir.global external constant @__hotsim_static_shared_bytes_k(256 : i64)
 
   // wgmma: the fences go (each wgmma is computed when the warpgroup issues
   // it); the accumulators go through stack slots.
@@ -147,6 +151,9 @@ gpu.module @kernels {
     llvm.return %r : i32
   }
 
-  // CHECK: llvm.mlir.global external constant @__hotsim_static_shared_bytes(256 : i64)
+  // A kernel's window holds the shared memory it references: none here, as
+  // a GPU counts it (the module has 256 bytes, all @k's).
+  // CHECK: llvm.mlir.global external constant @__hotsim_static_shared_bytes_floor_to_i32(0 : i64)
+  // CHECK-NOT: @__hotsim_static_shared_bytes(
 }
 }

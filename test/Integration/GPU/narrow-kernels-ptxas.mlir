@@ -46,17 +46,26 @@
 // PTX-LABEL: .entry hot_lowrank_2x197x768_b16_k_0_8_12_4_6_14_10_2_v1_t256_quantize_out_tensor_q127n_g1x26_kmajor208_tl2x96_bf16(
 // PTX: ld.global.b16
 // PTX: st.global.v2.b32
-// W's SAWB statistics and quantize compute its Hadamard along dim 0 as
-// they load: each lane loads its 4 bf16 values of the 16 rows of its row's
-// block (no block-transform kernel).
+// W's SAWB statistics and quantize kernels compute its Hadamard along dim 0
+// as they load: a block of 128 threads per 16 rows, each thread loading the
+// 16 bf16 values of its columns (6 of them) and running the butterfly in
+// registers (no block-transform kernel). The quantize kernel writes the gx
+// product's operand K-contiguous, a column's 16 values in one store: packed
+// s4 ([768][384], 8 bytes) on sm_80, s8 ([768][768], 16 bytes) on sm_90a. No
+// transpose kernel is left.
 // PTX-NOT: hot_block_hadamard
-// PTX-LABEL: .entry hot_hadamard_absmax_768x768_b1_c16_v4_w8_p768_sawb_bf16(
-// PTX-COUNT-16: ld.global.v4.b16
-// PTX-LABEL: .entry hot_hadamard_quantize_tensor_768x768_b1_c16_v4_w8_p768_q7_nearest_sawb_bf16(
-// PTX-COUNT-16: ld.global.v4.b16
+// PTX-NOT: hot_transpose
+// PTX-LABEL: .entry hot_column_stats_768x768_c16_a4_sawb_bf16(
+// PTX-COUNT-96: ld.global.b16
+// PTX-NOT: ld.global
+// PTX80-LABEL: .entry hot_column_quantize_768x768_c16_a4_q7_nearest_kmajor384s4_sawb_bf16(
+// PTX90-LABEL: .entry hot_column_quantize_768x768_c16_a4_q7_nearest_kmajor768_sawb_bf16(
+// PTX-COUNT-16: ld.global.b16
+// PTX80: st.global.v2.b32
+// PTX90: st.global.v4.b32
 
-// ptxas compiles them in reverse order; 10 kernels, none spills.
-// PTXAS-COUNT-10: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
+// ptxas compiles them in reverse order; 8 kernels, none spills.
+// PTXAS-COUNT-8: Compiling entry function 'hot_{{.*}}' for '[[CHIP]]'
 // PTXAS-NOT: error
 
 func.func @layer(%x3: tensor<2x197x768xbf16>, %w: tensor<768x768xbf16>,
