@@ -1,5 +1,6 @@
 """Modules and helpers shared by the GPU tests (test_gpu_runner.py, test_gpu_execution.py)."""
 
+import math
 import os
 import shutil
 from pathlib import Path
@@ -640,3 +641,30 @@ def check_loop_iter_args(compile, trips):
         want = want @ w.astype(np.float64) + x
     got = np.asarray(module.scan(x, w, trips))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def column_sawb_near_zero(rng, m, n, block):
+    """An [m, n] f32 x whose hadamard along dim 0 (``block``) has a SAWB clip of about 1e-8 of
+    its mean, and that hadamard (the reference's). x is the transform of values of magnitude
+    about 1, 1 % of them scaled by t, so transforming it gives them back up to rounding; t is
+    the least f32 at which the clip of the result is positive (as sawb_near_zero_group does
+    for a group itself)."""
+    base = rng.uniform(1, 1.01, (m, n)) * np.where(rng.random((m, n)) < 0.5, -1.0, 1.0)
+    sub = rng.random((m, n)) < 0.01
+
+    def transformed(t):
+        x = reference.hadamard(np.where(sub, base * t, base).astype(np.float32), 0, block)
+        return x, reference.hadamard(x, 0, block)
+
+    def clip(t):
+        h = transformed(t)[1].astype(np.float64)
+        return 12.1 * math.sqrt(np.mean(h * h)) - 12.2 * np.mean(np.abs(h))
+
+    lo, hi = 1.0, 100.0  # clip(1) < 0 < clip(100)
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if clip(mid) < 0 else (lo, mid)
+    t = np.float32(lo)
+    while clip(t) <= 0:
+        t = np.nextafter(t, np.float32(200))
+    return transformed(t)

@@ -11,13 +11,14 @@ numpy reference (which the CPU path equals: test_ops_execution.py), on two devic
 On a GPU machine without LLVM, the libraries come from $HOT_PREBUILT_DIR, built here by
 bench/gpu/prebuild-tests.sh."""
 
+import math
 import re
 import subprocess
 
 import numpy as np
 import pytest
 
-from gpu_cases import (LOOP_TRIPS, ROW_HADAMARD_QUANTIZES, ROW_HADAMARD_SHAPES,
+from gpu_cases import (LOOP_TRIPS, column_sawb_near_zero, ROW_HADAMARD_QUANTIZES, ROW_HADAMARD_SHAPES,
                        check_column_hadamard_quantize, check_gw_given_x, COLS,
                        check_row_hadamard_quantize,
                        check_loop_iter_args,
@@ -359,6 +360,50 @@ def test_column_hadamard_quantize_on_gpu(device, tmp_path, m, n, block, element,
     no block-transform kernel, the rows' butterfly as they are loaded, bit for bit."""
     check_column_hadamard_quantize(lambda text: compile_gpu(text, device, tmp_path), m, n,
                                    block, element, granularity, scale, rounding)
+
+
+@pytest.mark.parametrize("m,n,block,seed,rows_in_order",
+                         [(64, 256, 16, 0, True), (2048, 16, 8, 2, False)])
+def test_column_sawb_order_on_gpu(device, tmp_path, m, n, block, seed, rows_in_order):
+    """W's column-block kernels keep docs/numerics.md's SAWB order: a thread per partial of a
+    row's sums (the tree in shared memory), the row sums folded by the quantize kernel's first
+    warp. On groups whose clip cancels to ~1e-8 of its mean after the transform, the scale and
+    q equal the reference's bit for bit, where adding each row's elements one after the other
+    (64x256) or the row sums one after the other (2048x16) gives another scale: checked here,
+    so that the data can tell the orders apart (the seeds are ones where it can)."""
+    from test_reference import row_sawb_sums, sum_sequential, tree
+
+    x, h = column_sawb_near_zero(np.random.default_rng([m, n, block, seed]), m, n, block)
+    q_ref, s_ref = reference.quantize(h, 4, "per_tensor", "sawb", "nearest")
+
+    rows = h.tolist()
+    if rows_in_order:  # each row one element after the other, the row sums as specified
+        sums = [(sum_sequential(abs(e) for e in r), sum_sequential(e * e for e in r))
+                for r in rows]
+        parts = [[0.0] * 32, [0.0] * 32]
+        for i, (r1, r2) in enumerate(sums):
+            parts[0][i % 32] += r1
+            parts[1][i % 32] += r2
+        s1, s2 = tree(parts[0]), tree(parts[1])
+    else:  # each row as specified, the row sums one after the other
+        sums = [row_sawb_sums(r) for r in rows]
+        s1, s2 = sum_sequential(r1 for r1, _ in sums), sum_sequential(r2 for _, r2 in sums)
+    other = np.float32(12.1 * math.sqrt(s2 / h.size) - 12.2 * (s1 / h.size))
+    assert other > 0 and other / np.float32(7) != np.asarray(s_ref)
+
+    gpu = compile_gpu(_column_sawb_module(m, n, block), device, tmp_path)
+    q, s = gpu.q(x)
+    _same_bits(s, s_ref)
+    np.testing.assert_array_equal(q, q_ref)
+
+
+def _column_sawb_module(m, n, block):
+    t = f"tensor<{m}x{n}xf32>"
+    return (f"func.func @q(%x: {t}) -> (tensor<{m}x{n}xi8>, tensor<f32>) {{\n"
+            f"  %h = hot.hadamard %x along 0 block {block} : {t}\n"
+            f"  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale sawb rounding nearest"
+            f" : {t} -> tensor<{m}x{n}xi8>, tensor<f32>\n"
+            f"  return %q, %s : tensor<{m}x{n}xi8>, tensor<f32>\n}}\n")
 
 
 @pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])

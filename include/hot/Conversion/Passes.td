@@ -136,7 +136,13 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     butterfly in registers and `gpu.shuffle xor` in docs/numerics.md's
     order; one along dim 0 (W's; block <= 32) by each lane loading its
     values of the block's rows and running the butterfly stages that lead to
-    its row in registers; the row's max|y| by a
+    its row in registers (per row), or, per tensor, by two column-block
+    kernels: a thread block per block of rows, thread t owning columns t,
+    t + 128, ... of it with the whole butterfly in registers (the input read
+    once per kernel; SAWB's partial t of each row is thread t's, the tree in
+    shared memory), whose quantize kernel folds the statistics to the scale
+    and writes the gx product's K-contiguous operand itself (no transpose
+    kernel) with `fuse-transposes`; the row's max|y| by a
     shuffle reduction (per tensor: a first kernel of per-warp partial maxima),
     nearest or stochastic rounding with the CPU path's hash. A per-row kernel
     keeps its row in registers from the max to the quantize, reading it

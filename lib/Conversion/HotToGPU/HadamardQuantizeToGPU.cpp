@@ -245,7 +245,8 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
       getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
   if (granularity == Granularity::PerTensor && fused.columnBlock > 1 &&
       !absMax) {
-    lowerColumnQuantize(rewriter, op, fused, gpuModule, transposes);
+    lowerColumnQuantize(rewriter, op, fused, gpuModule,
+                        options.writeOperandsKMajor ? transposes : nullptr);
     return success();
   }
 

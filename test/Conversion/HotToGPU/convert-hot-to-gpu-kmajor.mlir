@@ -137,3 +137,50 @@ func.func @gw_no_tail(%x3: tensor<2x32x24xf32>, %gy3: tensor<2x32x16xf32>) -> te
   %gw = hot.rescale %acc, %sgy, %sx : tensor<16x24xi32>, tensor<f32>, tensor<f32> -> tensor<16x24xf32>
   return %gw : tensor<16x24xf32>
 }
+
+// -----
+
+// gx = gy W: W's hadamard along dim 0 and its per-tensor SAWB quantize are two
+// column-block kernels, one thread block of 128 threads per 16 rows of W:
+// thread t loads column t of the block's 16 rows and runs the whole butterfly
+// in registers. The statistics kernel stores a max per warp and each row's f64
+// sums, whose 128 partials are the threads' (the tree in shared memory); the
+// quantize kernel's first warp folds them to the scale (no Scale kernel) and
+// every thread writes its column's 16 values as the product's K-contiguous
+// operand: 8 bytes, two s4 values per byte on sm_80. No transpose kernel.
+
+// REMARK: remark: fused hadamard along dim 0 (block 16) + per_tensor sawb quantize: two kernels of 4 blocks, {{.*}}@hot_column_stats_64x48_c16_a4_sawb (max|y| per warp; each row's f64 sums, partial t in thread t, the tree in shared memory) then @hot_column_quantize_64x48_c16_a4_q7_nearest_kmajor32s4_sawb ({{.*}}); it writes q as the product's K-contiguous operand [48][32] i8 (s4, two per byte), in place of @hot_transpose_s4_64x48_to_48x32{{$}}
+// NOFUSE: remark: fused hadamard along dim 0 (block 16) + per_tensor sawb quantize: two kernels of 4 blocks, {{.*}}@hot_column_quantize_64x48_c16_a4_q7_nearest_sawb ({{[^;]*}}){{$}}
+// NOFUSE: remark: rhs is not K-contiguous: transposed to [48][K] i8 by @hot_transpose_s4_64x48_to_48x32
+
+// CHECK-LABEL: func.func @gx_w
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_column_stats_64x48_c16_a4_sawb blocks in (%c4{{.*}}) threads in (%c128{{.*}}) args(%[[W:.*]] : memref<64x48xf32>, %[[P:.*]] : memref<16xf32>, %[[SUMS:.*]] : memref<2x64xf64>)
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_column_quantize_64x48_c16_a4_q7_nearest_kmajor32s4_sawb blocks in (%c4{{.*}}) threads in (%c128{{.*}}) args(%[[W]] : memref<64x48xf32>, %[[P]] : memref<16xf32>, %[[SUMS]] : memref<2x64xf64>, %[[WT:.*]] : memref<48x32xi8>, %[[SW:.*]] : memref<f32>)
+//   CHECK-NOT:   @hot_transpose
+//       CHECK:   gpu.launch_func @hot_kernels::@hot_int_mma_s4_40x48x32_{{.*}} args(%{{.*}} : memref<40x32xi8>, %{{.*}} : memref<48x32xi8>,
+//       CHECK: gpu.func @hot_column_stats_64x48_c16_a4_sawb({{.*}}) workgroup(%[[TREES:.*]] : memref<32x128xf64, #gpu.address_space<workgroup>>)
+//  CHECK-COUNT-16:   vector.load %{{.*}} : memref<64x48xf32>, vector<1xf32>
+//   CHECK-NOT:   gpu.shuffle  idx
+//       CHECK:   memref.store %{{.*}}, %[[TREES]][%c31{{.*}}, %{{.*}}]
+//       CHECK:   gpu.barrier
+//       CHECK:   arith.addf {{.*}} : f64
+//       CHECK:   gpu.barrier
+//       CHECK:   memref.store %{{.*}} : memref<2x64xf64>
+//       CHECK: gpu.func @hot_column_quantize_64x48_c16_a4_q7_nearest_kmajor32s4_sawb({{.*}}%[[Q:[^:]*]]: memref<48x32xi8>, %{{.*}}: memref<f32>) workgroup(%{{.*}} : memref<1xf32, #gpu.address_space<workgroup>>)
+//  CHECK-COUNT-16:   vector.load %{{.*}} : memref<64x48xf32>, vector<1xf32>
+//       CHECK:   gpu.barrier
+//       CHECK:   arith.shli {{.*}} : i8
+//   CHECK-NOT:   memref.store %{{.*}}, %[[Q]]
+//       CHECK:   vector.store %{{.*}}, %[[Q]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<48x32xi8>, vector<8xi8>
+//       CHECK: gpu.return
+func.func @gx_w(%gy: tensor<40x64xf32>, %w: tensor<64x48xf32>, %seed: i64) -> tensor<40x48xf32> {
+  %gyh = hot.hadamard %gy along 1 block 16 : tensor<40x64xf32>
+  %wh = hot.hadamard %w along 0 block 16 : tensor<64x48xf32>
+  %qg, %sg = hot.quantize %gyh bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed : tensor<40x64xf32> -> tensor<40x64xi8>, tensor<f32>
+  %qw, %sw = hot.quantize %wh bits 4 granularity per_tensor scale sawb rounding nearest
+      : tensor<64x48xf32> -> tensor<64x48xi8>, tensor<f32>
+  %acc = hot.int_matmul %qg, %qw : tensor<40x64xi8>, tensor<64x48xi8> -> tensor<40x48xi32>
+  %gx = hot.rescale %acc, %sg, %sw : tensor<40x48xi32>, tensor<f32>, tensor<f32> -> tensor<40x48xf32>
+  return %gx : tensor<40x48xf32>
+}
