@@ -189,10 +189,12 @@ def kind(name):
                    "hadamard_scale"):
         if name.startswith("hot_" + prefix):
             return prefix
+    for family in ("lowrank", "column"):
+        if name.startswith(f"hot_{family}_"):
+            for stage in ("stats", "quantize"):
+                if f"_{stage}" in name:
+                    return f"{family} ({stage})"
     if name.startswith("hot_lowrank"):
-        for stage in ("stats", "quantize"):
-            if f"_{stage}" in name:
-                return f"lowrank ({stage})"
         return "lowrank (+ maxima)" if "max" in name else "lowrank"
     if name.startswith("cast "):
         return "cast (model)"
