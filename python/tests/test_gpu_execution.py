@@ -18,7 +18,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from gpu_cases import (LOOP_TRIPS, column_sawb_near_zero, ROW_HADAMARD_QUANTIZES, ROW_HADAMARD_SHAPES,
+from gpu_cases import (LOOP_TRIPS, _column_hadamard_module, column_sawb_near_zero, ROW_HADAMARD_QUANTIZES, ROW_HADAMARD_SHAPES,
                        check_column_hadamard_quantize, check_gw_given_x, COLS,
                        check_row_hadamard_quantize,
                        check_loop_iter_args,
@@ -391,19 +391,33 @@ def test_column_sawb_order_on_gpu(device, tmp_path, m, n, block, seed, rows_in_o
     other = np.float32(12.1 * math.sqrt(s2 / h.size) - 12.2 * (s1 / h.size))
     assert other > 0 and other / np.float32(7) != np.asarray(s_ref)
 
-    gpu = compile_gpu(_column_sawb_module(m, n, block), device, tmp_path)
-    q, s = gpu.q(x)
+    gpu = compile_gpu(_column_hadamard_module(m, n, block, "f32", "per_tensor", "sawb", "nearest"),
+                      device, tmp_path)
+    q, s = gpu.q(x, 0)
     _same_bits(s, s_ref)
     np.testing.assert_array_equal(q, q_ref)
 
 
-def _column_sawb_module(m, n, block):
-    t = f"tensor<{m}x{n}xf32>"
-    return (f"func.func @q(%x: {t}) -> (tensor<{m}x{n}xi8>, tensor<f32>) {{\n"
-            f"  %h = hot.hadamard %x along 0 block {block} : {t}\n"
-            f"  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale sawb rounding nearest"
-            f" : {t} -> tensor<{m}x{n}xi8>, tensor<f32>\n"
-            f"  return %q, %s : tensor<{m}x{n}xi8>, tensor<f32>\n}}\n")
+@pytest.mark.parametrize("scale,rounding", [("sawb", "nearest"), ("maxabs", "stochastic")])
+@pytest.mark.parametrize("case", ["zeros", "nan", "inf", "one column"])
+def test_column_quantize_special_values_on_gpu(device, tmp_path, scale, rounding, case):
+    """W's column-block kernels on a zero W (scale 0, q 0), a NaN or an Inf in one element (a
+    non-finite scale, q 0 where v is NaN: docs/numerics.md) and a one-column W (127 of the 128
+    threads own no column), against the reference bit for bit."""
+    m, n, block = (32, 1, 16) if case == "one column" else (48, 200, 16)
+    x = np.random.default_rng([m, n, len(case)]).standard_normal((m, n)).astype(np.float32)
+    if case == "zeros":
+        x[:] = 0
+    elif case in ("nan", "inf"):
+        x[17, 150] = np.nan if case == "nan" else -np.inf
+    gpu = compile_gpu(_column_hadamard_module(m, n, block, "f32", "per_tensor", scale, rounding),
+                      device, tmp_path)
+    seed = 31337
+    q, s = gpu.q(x, seed)
+    q_ref, s_ref = reference.quantize(reference.hadamard(x, 0, block), 4, "per_tensor", scale,
+                                      rounding, seed if rounding == "stochastic" else None)
+    _same_bits(s, s_ref)
+    np.testing.assert_array_equal(q, q_ref)
 
 
 @pytest.mark.parametrize("arch_specific", [False, True], ids=["chip", "arch-specific-chip"])
