@@ -42,10 +42,11 @@ enum class HadamardQuantizeStage { Row, AbsMax, Scale, Tensor };
 struct HadamardQuantizeKernelSpec {
   HadamardQuantizeStage stage = HadamardQuantizeStage::Row;
   int64_t m = 0, n = 0, block = 1, qmax = 127;
-  /// A block Hadamard along the rows (dim 0) of this block, computed as the
-  /// rows are loaded (1: none): for row r, each lane loads its elements of
-  /// the block's `columnBlock` rows and keeps the butterfly's output r (the
-  /// stages of docs/numerics.md that lead to it, in registers).
+  /// `Row` only: a block Hadamard along the rows (dim 0) of this block,
+  /// computed as the rows are loaded (1: none): for row r, each lane loads
+  /// its elements of the block's `columnBlock` rows and keeps the
+  /// butterfly's output r (the stages of docs/numerics.md that lead to it,
+  /// in registers). Per tensor, ColumnQuantizeKernelSpec's kernels do it.
   int64_t columnBlock = 1;
   bool stochastic = false;
   /// SAWB scales: each row's f64 sums of |y| and y^2 in docs/numerics.md's

@@ -294,11 +294,10 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
                                 " in registers, the others by gpu.shuffle xor; "
                           : "";
   // A quantize kernel keeps its row in registers where the row's values
-  // fit (and W's column butterfly, 16 rows per value, does not apply).
+  // fit. (Per tensor, a hadamard along dim 0 has the column-block kernels.)
+  assert(granularity == Granularity::PerRow || spec.columnBlock == 1);
   auto keepRowInRegisters = [&](HadamardQuantizeKernelSpec &s) {
-    s.rowInRegisters =
-        s.getLaneValues() <= options.maxRowValuesInRegisters &&
-        (s.columnBlock == 1 || s.stage == HadamardQuantizeStage::Row);
+    s.rowInRegisters = s.getLaneValues() <= options.maxRowValuesInRegisters;
     if (s.rowInRegisters)
       s.warpsPerBlock = kRowInRegistersWarpsPerBlock;
   };
@@ -306,7 +305,7 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   // budget (a power of two dividing m), all before transforming any.
   auto loadRowsAhead = [&](HadamardQuantizeKernelSpec &s) {
     int64_t laneValues = s.getLaneValues();
-    if (s.columnBlock != 1 || laneValues > options.maxRowValuesInRegisters)
+    if (laneValues > options.maxRowValuesInRegisters)
       return;
     s.rowInRegisters = true;
     while (2 * s.rowsPerStep * laneValues <= options.maxRowValuesInRegisters &&
