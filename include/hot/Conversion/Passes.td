@@ -350,6 +350,32 @@ def ParallelDimsOutermostPass
 }
 
 //===----------------------------------------------------------------------===//
+// hot-outline-loop-nests
+//===----------------------------------------------------------------------===//
+
+def OutlineLoopNestsPass
+    : Pass<"hot-outline-loop-nests", "mlir::ModuleOp"> {
+  let summary = "Give each top-level loop nest of a function a function of "
+                "its own, never inlined";
+  let description = [{
+    After `convert-linalg-to-loops`, a training step is one function holding
+    a loop nest per linalg op: for the LoRA ViT of `hot.train`, one LLVM
+    function of 6.5 MB of IR, on which LLVM's loop passes take minutes
+    (IndVarSimplify alone 45 s at -O2) because their cost grows with the
+    function, not with the loop. This pass moves each outermost `scf.for`,
+    `scf.parallel` and `scf.while` of a function (one not inside another
+    loop) into a private function `<function>_loop<N>` that takes the values
+    it uses from outside and returns the loop's results. The functions are
+    internal and marked `noinline` (LLVM's `passthrough`), so that LLVM
+    compiles them one at a time; the loops' operations and their order are
+    unchanged, so the results are the same bit for bit.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // hot-check-kernel-ops
 //===----------------------------------------------------------------------===//
 

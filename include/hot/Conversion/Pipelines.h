@@ -28,6 +28,12 @@ struct HotLowerToCPUOptions : public PassPipelineOptions<HotLowerToCPUOptions> {
       llvm::cl::desc("Turn tensor results into caller-allocated trailing "
                      "memref arguments"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> outlineLoopNests{
+      *this, "outline-loop-nests",
+      llvm::cl::desc("Give each top-level loop nest a function of its own, "
+                     "never inlined (hot-outline-loop-nests): LLVM compiles "
+                     "a training step in seconds rather than minutes"),
+      llvm::cl::init(true)};
 };
 
 /// Options of the `hot-lower-to-nvvm` pipeline.

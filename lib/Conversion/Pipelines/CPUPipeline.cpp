@@ -29,6 +29,10 @@ void mlir::hot::buildHotLowerToCPUPipeline(
   if (options.cInterface)
     pm.addNestedPass<func::FuncOp>(LLVM::createLLVMRequestCWrappersPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // A function per loop nest: LLVM's loop passes cost minutes on one
+  // function of a whole training step.
+  if (options.outlineLoopNests)
+    pm.addPass(hot::createOutlineLoopNestsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertMathToFuncs());
