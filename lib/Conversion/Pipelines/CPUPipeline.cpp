@@ -52,6 +52,7 @@ void mlir::hot::registerHotPipelines() {
       "hot-lower-to-cpu",
       "Lower a module with hot ops to the LLVM dialect for CPU execution "
       "(hot ops to linalg, one-shot bufferization with identity layouts at "
-      "function boundaries, results as out-params, loops, LLVM)",
+      "function boundaries, results as out-params, loops, a function per "
+      "loop nest, LLVM)",
       buildHotLowerToCPUPipeline);
 }
