@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelLaunch.h"
 #include "TransformMath.h"
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/TransformKernels.h"
@@ -26,35 +27,6 @@ static constexpr int64_t kRowInRegistersWarpsPerBlock = 4;
 /// of 8 left half of an H200's 132 SMs idle).
 static constexpr int64_t kMaxAbsMaxPartials = 512;
 static constexpr int64_t kAbsMaxWarpsPerBlock = 4;
-
-static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
-
-static Value toTensor(OpBuilder &b, Location loc, Value buffer) {
-  auto type = cast<MemRefType>(buffer.getType());
-  return bufferization::ToTensorOp::create(
-      b, loc, RankedTensorType::get(type.getShape(), type.getElementType()),
-      buffer, /*restrict=*/true, /*writable=*/true);
-}
-
-static Value allocate(OpBuilder &b, Location loc, MemRefType type) {
-  return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
-}
-
-static void launch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
-                   int64_t blocks, int64_t threads, ValueRange args) {
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  gpu::LaunchFuncOp::create(b, loc, kernel,
-                            gpu::KernelDim3{index(blocks), index(1), index(1)},
-                            gpu::KernelDim3{index(threads), index(1), index(1)},
-                            /*dynamicSharedMemorySize=*/Value(), args);
-}
 
 /// Columns per thread of the column-block kernels whose loads go out
 /// together: 64 values of W's blocks of 16 rows.
@@ -105,28 +77,29 @@ static void lowerColumnQuantize(RewriterBase &rewriter, QuantizeOp op,
       buildColumnQuantizeKernel(rewriter, loc, gpuModule, spec);
 
   rewriter.setInsertionPoint(op);
-  Value x =
-      toBuffer(rewriter, loc, getKernelSource(rewriter, loc, fused.source));
-  SmallVector<Value> args{x, allocate(rewriter, loc,
-                                      MemRefType::get({spec.numPartials()},
-                                                      rewriter.getF32Type()))};
+  Value x = getKernelInput(rewriter, loc,
+                           getKernelSource(rewriter, loc, fused.source));
+  SmallVector<Value> args{
+      x, allocateKernelOutput(
+             rewriter, loc,
+             MemRefType::get({spec.numPartials()}, rewriter.getF32Type()))};
   if (spec.sawb)
-    args.push_back(allocate(
+    args.push_back(allocateKernelOutput(
         rewriter, loc, MemRefType::get({2, spec.m}, rewriter.getF64Type())));
-  launch(rewriter, loc, statsKernel, spec.numBlocks(), kColumnQuantizeThreads,
-         args);
-  Value q =
-      transpose
-          ? takeOverTranspose(rewriter, *transposes, transpose, op)
-          : allocate(rewriter, loc,
-                     MemRefType::get({spec.m, spec.n}, rewriter.getI8Type()));
-  Value scale =
-      allocate(rewriter, loc, MemRefType::get({}, rewriter.getF32Type()));
+  launchKernel(rewriter, loc, statsKernel, {spec.numBlocks()},
+               kColumnQuantizeThreads, args);
+  Value q = transpose
+                ? takeOverTranspose(rewriter, *transposes, transpose, op)
+                : allocateKernelOutput(
+                      rewriter, loc,
+                      MemRefType::get({spec.m, spec.n}, rewriter.getI8Type()));
+  Value scale = allocateKernelOutput(
+      rewriter, loc, MemRefType::get({}, rewriter.getF32Type()));
   args.append({q, scale});
   if (Value seed = op.getSeed())
     args.push_back(seed);
-  launch(rewriter, loc, quantizeKernel, spec.numBlocks(),
-         kColumnQuantizeThreads, args);
+  launchKernel(rewriter, loc, quantizeKernel, {spec.numBlocks()},
+               kColumnQuantizeThreads, args);
 
   InFlightDiagnostic remark = op.emitRemark();
   remark << "fused hadamard along dim 0 (block " << spec.block << ") + "
@@ -149,12 +122,12 @@ static void lowerColumnQuantize(RewriterBase &rewriter, QuantizeOp op,
            << (spec.packS4 ? " (s4, two per byte)" : "") << ", in place of @"
            << transposeName;
 
-  Value scaleTensor = toTensor(rewriter, loc, scale);
+  Value scaleTensor = getKernelResult(rewriter, loc, scale);
   if (!transposeName.empty()) { // q is read by nothing now.
     rewriter.replaceAllUsesWith(op.getScale(), scaleTensor);
     rewriter.eraseOp(op);
   } else {
-    rewriter.replaceOp(op, {toTensor(rewriter, loc, q), scaleTensor});
+    rewriter.replaceOp(op, {getKernelResult(rewriter, loc, q), scaleTensor});
   }
   if (fused.hadamard->use_empty())
     rewriter.eraseOp(fused.hadamard);
@@ -271,13 +244,14 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
   rewriter.setInsertionPoint(op);
   auto launchWarps = [&](gpu::GPUFuncOp kernel, int64_t blocks, ValueRange args,
                          int64_t warps = kWarpsPerBlock) {
-    launch(rewriter, loc, kernel, blocks, kWarpSize * warps, args);
+    launchKernel(rewriter, loc, kernel, {blocks}, kWarpSize * warps, args);
   };
-  Value x = toBuffer(rewriter, loc, getKernelSource(rewriter, loc, source));
+  Value x =
+      getKernelInput(rewriter, loc, getKernelSource(rewriter, loc, source));
   auto qType = MemRefType::get({m, n}, rewriter.getI8Type());
-  Value q = allocate(rewriter, loc, qType);
+  Value q = allocateKernelOutput(rewriter, loc, qType);
   auto scaleTensorType = cast<RankedTensorType>(op.getScale().getType());
-  Value scale = allocate(
+  Value scale = allocateKernelOutput(
       rewriter, loc,
       MemRefType::get(scaleTensorType.getShape(), rewriter.getF32Type()));
   Value seed = op.getSeed();
@@ -392,12 +366,12 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
     keepRowInRegisters(spec);
     gpu::GPUFuncOp quantize =
         buildHadamardQuantizeKernel(rewriter, loc, gpuModule, spec);
-    Value partials =
-        allocate(rewriter, loc,
-                 MemRefType::get({spec.numPartials}, rewriter.getF32Type()));
+    Value partials = allocateKernelOutput(
+        rewriter, loc,
+        MemRefType::get({spec.numPartials}, rewriter.getF32Type()));
     SmallVector<Value> args{x, partials};
     if (spec.sawb) {
-      Value rowSums = allocate(
+      Value rowSums = allocateKernelOutput(
           rewriter, loc, MemRefType::get({2, m}, rewriter.getF64Type()));
       launchWarps(stats, absMaxBlocks, ValueRange{x, partials, rowSums});
       launchWarps(scaleKernel, 1, ValueRange{partials, rowSums, scale},
@@ -438,8 +412,8 @@ mlir::hot::lowerHadamardQuantizeToGPU(RewriterBase &rewriter, QuantizeOp op,
              << tensorQuantize("the warp reduces the partials to the scale")
              << "); " << lanes << "the transform is computed in both kernels";
   }
-  rewriter.replaceOp(
-      op, {toTensor(rewriter, loc, q), toTensor(rewriter, loc, scale)});
+  rewriter.replaceOp(op, {getKernelResult(rewriter, loc, q),
+                          getKernelResult(rewriter, loc, scale)});
   if (hadamard && hadamard->use_empty())
     rewriter.eraseOp(hadamard);
   return success();

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelLaunch.h"
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Dialect/Hot/HotOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,13 +68,6 @@ static OperandKOrder getProjectionOrder(Value operand) {
 }
 
 /// A `bufferization.to_buffer` of `tensor` with the identity layout.
-static Value toBuffer(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
-      /*read_only=*/true);
-}
-
 FailureOr<gpu::LaunchFuncOp>
 mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
                                const IntMatmulToGPUOptions &options,
@@ -238,9 +232,6 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     if (!lhsOrder.isNatural() && lhsOrder == getProjectionOrder(op.getRhs()))
       order = lhsOrder;
   }
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(rewriter, loc, v);
-  };
   auto prepare = [&](Value operand, bool kMajor, int64_t rows, StringRef what) {
     bool packOrPad = kind == IntMmaKind::S4 || kBytes != k;
     if (!kMajor && !packOrPad)
@@ -256,22 +247,14 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
     layout.order = order;
     gpu::GPUFuncOp transpose =
         buildOperandTransposeKernel(rewriter, loc, gpuModule, layout);
-    Value in = toBuffer(rewriter, loc, operand);
-    auto outType = MemRefType::get({rows, kBytes}, rewriter.getI8Type());
-    Value out = memref::AllocOp::create(rewriter, loc, outType,
-                                        rewriter.getI64IntegerAttr(64));
-    auto launch = gpu::LaunchFuncOp::create(
-        rewriter, loc, transpose,
-        gpu::KernelDim3{index(layout.getGridX()), index(layout.getGridY()),
-                        index(1)},
-        gpu::KernelDim3{index(OperandTransposeSpec::getNumThreads()), index(1),
-                        index(1)},
-        /*dynamicSharedMemorySize=*/Value(), ValueRange{in, out});
+    Value in = getKernelInput(rewriter, loc, operand);
+    Value out = allocateKernelOutput(
+        rewriter, loc, MemRefType::get({rows, kBytes}, rewriter.getI8Type()));
+    auto launch = launchKernel(
+        rewriter, loc, transpose, {layout.getGridX(), layout.getGridY()},
+        OperandTransposeSpec::getNumThreads(), ValueRange{in, out});
     transposes.push_back({launch, layout, operand, out, loc, what.str()});
-    return Value(bufferization::ToTensorOp::create(
-        rewriter, loc, RankedTensorType::get(outType.getShape(),
-                                             outType.getElementType()),
-        out, /*restrict=*/true, /*writable=*/true));
+    return getKernelResult(rewriter, loc, out);
   };
   Value lhs = prepare(op.getLhs(), transposeLhs, m, "lhs");
   Value rhs = prepare(op.getRhs(), !transposeRhs, n, "rhs");
@@ -279,45 +262,33 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   SmallVector<Type> argTypes =
       getIntMmaKernelArgumentTypes(rewriter.getContext(), spec);
   auto outType = cast<MemRefType>(argTypes[2]);
-  SmallVector<Value> args{toBuffer(rewriter, loc, lhs),
-                          toBuffer(rewriter, loc, rhs)};
-  Value out = memref::AllocOp::create(rewriter, loc, outType,
-                                      rewriter.getI64IntegerAttr(64));
+  SmallVector<Value> args{getKernelInput(rewriter, loc, lhs),
+                          getKernelInput(rewriter, loc, rhs)};
+  Value out = allocateKernelOutput(rewriter, loc, outType);
   args.push_back(out);
   if (rescale) {
-    args.push_back(toBuffer(rewriter, loc, rescale.getRowScale()));
-    args.push_back(toBuffer(rewriter, loc, rescale.getColScale()));
+    args.push_back(getKernelInput(rewriter, loc, rescale.getRowScale()));
+    args.push_back(getKernelInput(rewriter, loc, rescale.getColScale()));
   }
   if (spec.splitK > 1) {
     // The workspace, and the tile counters, zeroed by a kernel of their own.
     for (unsigned i : {argTypes.size() - 2, argTypes.size() - 1})
-      args.push_back(memref::AllocOp::create(rewriter, loc,
-                                             cast<MemRefType>(argTypes[i]),
-                                             rewriter.getI64IntegerAttr(64)));
+      args.push_back(
+          allocateKernelOutput(rewriter, loc, cast<MemRefType>(argTypes[i])));
     int64_t tiles = spec.getNumTiles();
     gpu::GPUFuncOp zero = buildZeroKernel(rewriter, loc, gpuModule, tiles);
     int64_t threads = getZeroKernelThreads();
-    gpu::LaunchFuncOp::create(
-        rewriter, loc, zero,
-        gpu::KernelDim3{index(llvm::divideCeil(tiles, threads)), index(1),
-                        index(1)},
-        gpu::KernelDim3{index(threads), index(1), index(1)},
-        /*dynamicSharedMemorySize=*/Value(), ValueRange{args.back()});
+    launchKernel(rewriter, loc, zero, {llvm::divideCeilSigned(tiles, threads)},
+                 threads, ValueRange{args.back()});
   }
 
   const IntMmaTiling &t = spec.tiling;
-  gpu::KernelDim3 grid{index(llvm::divideCeil(n, t.tileN)),
-                       index(llvm::divideCeil(m, t.tileM)), index(spec.splitK)};
-  gpu::KernelDim3 block{index(t.numThreads(kind)), index(1), index(1)};
-  Value dynamicShared;
-  if (int64_t bytes = getIntMmaDynamicSharedBytes(spec))
-    dynamicShared = arith::ConstantIntOp::create(rewriter, loc, bytes, 32);
-  auto launch = gpu::LaunchFuncOp::create(rewriter, loc, *kernel, grid, block,
-                                          dynamicShared, args);
-  Value result = bufferization::ToTensorOp::create(
-      rewriter, loc,
-      RankedTensorType::get(outType.getShape(), outType.getElementType()), out,
-      /*restrict=*/true, /*writable=*/true);
+  auto launch =
+      launchKernel(rewriter, loc, *kernel,
+                   {llvm::divideCeilSigned(n, t.tileN),
+                    llvm::divideCeilSigned(m, t.tileM), spec.splitK},
+                   t.numThreads(kind), args, getIntMmaDynamicSharedBytes(spec));
+  Value result = getKernelResult(rewriter, loc, out);
   if (rescale) {
     if (truncation) {
       rewriter.replaceOp(truncation, result);

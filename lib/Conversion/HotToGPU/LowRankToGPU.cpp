@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelLaunch.h"
 #include "TransformMath.h"
 #include "hot/Conversion/HotToGPU.h"
 #include "hot/Conversion/TransformKernels.h"
@@ -104,9 +105,7 @@ static Value toKernelInput(OpBuilder &b, Location loc,
   Value source = getKernelSource(b, loc, transform.input);
   Value input = reshapeAroundDim(b, loc, source, transform.dim, type.getShape(),
                                  inShape, /*toThreeD=*/true);
-  return bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(inShape, getElementTypeOrSelf(source)), input,
-      /*read_only=*/true);
+  return getKernelInput(b, loc, input);
 }
 
 /// Launches the kernel of `transform` (its checks passed) and replaces the
@@ -124,9 +123,8 @@ static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
   SmallVector<int64_t> outShape{spec.outer, spec.projectedSize(), spec.inner};
   Value x = toKernelInput(rewriter, loc, transform, spec);
   Type f32 = rewriter.getF32Type();
-  auto allocate = [&](ArrayRef<int64_t> shape) -> Value {
-    return memref::AllocOp::create(rewriter, loc, MemRefType::get(shape, f32),
-                                   rewriter.getI64IntegerAttr(64));
+  auto allocate = [&](ArrayRef<int64_t> shape) {
+    return allocateKernelOutput(rewriter, loc, MemRefType::get(shape, f32));
   };
   Value y = allocate(outShape);
   SmallVector<Value> args{x, y};
@@ -142,17 +140,9 @@ static gpu::GPUFuncOp launchBlockTransform(RewriterBase &rewriter,
     if (spec.outputMax != OutputMax::None)
       addPartials(statistics->output);
   }
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(rewriter, loc, v);
-  };
-  gpu::LaunchFuncOp::create(
-      rewriter, loc, kernel,
-      gpu::KernelDim3{index(spec.gridX()), index(spec.gridY), index(1)},
-      gpu::KernelDim3{index(spec.threads), index(1), index(1)},
-      /*dynamicSharedMemorySize=*/Value(), args);
-  Value result = bufferization::ToTensorOp::create(
-      rewriter, loc, RankedTensorType::get(outShape, f32), y,
-      /*restrict=*/true, /*writable=*/true);
+  launchKernel(rewriter, loc, kernel, {spec.gridX(), spec.gridY}, spec.threads,
+               args);
+  Value result = getKernelResult(rewriter, loc, y);
   result = reshapeAroundDim(rewriter, loc, result, transform.dim,
                             transform.resultType.getShape(), outShape,
                             /*toThreeD=*/false);
@@ -466,21 +456,13 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
                                 spec->inner};
   Value x = toKernelInput(rewriter, loc, transform, *spec);
   Type f32 = rewriter.getF32Type(), i8 = rewriter.getI8Type();
-  auto allocate = [&](ArrayRef<int64_t> shape, Type element) -> Value {
-    return memref::AllocOp::create(rewriter, loc,
-                                   MemRefType::get(shape, element),
-                                   rewriter.getI64IntegerAttr(64));
-  };
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  auto allocate = [&](ArrayRef<int64_t> shape, Type element) {
+    return allocateKernelOutput(rewriter, loc, MemRefType::get(shape, element));
   };
   auto launch = [&](gpu::GPUFuncOp kernel, const LowRankKernelSpec &spec,
                     ValueRange args) {
-    gpu::LaunchFuncOp::create(
-        rewriter, loc, kernel,
-        gpu::KernelDim3{index(spec.gridX()), index(spec.gridY), index(1)},
-        gpu::KernelDim3{index(spec.threads), index(1), index(1)},
-        /*dynamicSharedMemorySize=*/Value(), args);
+    launchKernel(rewriter, loc, kernel, {spec.gridX(), spec.gridY},
+                 spec.threads, args);
   };
   SmallVector<Value> statsArgs{x}, quantizeArgs{x};
   Value qIn, scaleIn;
@@ -514,17 +496,11 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
     launch(scalesKernel, scales, {outPartials, scaleOut});
   launch(quantizeKernel, quantize, quantizeArgs);
 
-  auto toTensor = [&](Value buffer) -> Value {
-    auto memref = cast<MemRefType>(buffer.getType());
-    return bufferization::ToTensorOp::create(
-        rewriter, loc,
-        RankedTensorType::get(memref.getShape(), memref.getElementType()),
-        buffer, /*restrict=*/true, /*writable=*/true);
-  };
   auto replace = [&](QuantizeOp q, Value qBuffer, Value scale) {
-    Value values = reshapeTo(rewriter, loc, toTensor(qBuffer),
-                             cast<RankedTensorType>(q.getQ().getType()));
-    rewriter.replaceOp(q, {values, toTensor(scale)});
+    Value values =
+        reshapeTo(rewriter, loc, getKernelResult(rewriter, loc, qBuffer),
+                  cast<RankedTensorType>(q.getQ().getType()));
+    rewriter.replaceOp(q, {values, getKernelResult(rewriter, loc, scale)});
   };
   if (input) {
     HadamardOp hadamard = inputSource.hadamard;
@@ -533,7 +509,8 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
       rewriter.eraseOp(hadamard);
   }
   if (!transposeName.empty()) { // q is read by nothing now.
-    rewriter.replaceAllUsesWith(output.getScale(), toTensor(scaleOut));
+    rewriter.replaceAllUsesWith(output.getScale(),
+                                getKernelResult(rewriter, loc, scaleOut));
     rewriter.eraseOp(output);
   } else {
     replace(output, qOut, scaleOut);
