@@ -36,7 +36,9 @@ struct HotLowerToCPUOptions : public PassPipelineOptions<HotLowerToCPUOptions> {
       llvm::cl::init(true)};
 };
 
-/// Options of the `hot-lower-to-nvvm` pipeline.
+/// Options of the `hot-lower-to-nvvm` pipeline: those of convert-hot-to-gpu
+/// (same names, same defaults, handed on; the lit test
+/// Pipelines/forwarded-options.mlir checks each), then the pipeline's own.
 struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip",
@@ -156,7 +158,8 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
 };
 
 /// Options of `hot-training-pipeline`: those of hot-rewrite-backward-matmuls
-/// (same names, same defaults), plus whether to compress saved activations.
+/// (same names, same defaults, handed on; Pipelines/forwarded-options.mlir
+/// checks each), plus whether to compress saved activations.
 struct HotTrainingPipelineOptions
     : public PassPipelineOptions<HotTrainingPipelineOptions> {
   PassOptions::Option<int64_t> gxBits{*this, "gx-bits",
