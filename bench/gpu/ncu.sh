@@ -36,13 +36,21 @@ for module in "$@"; do
   echo "=== $module" >> "$out/ncu.txt"
   # The first launch of each matching kernel (the checked call), the clocks
   # left as they are (METHOD.md).
-  LD_LIBRARY_PATH="$build:$cuda/lib64:${LD_LIBRARY_PATH:-}" HOT_GPU_BREAKDOWN=none \
-    timeout 120 "$ncu" --clock-control none --target-processes all \
-    -k "regex:$regex" --launch-count 1 \
-    --section SpeedOfLight --section Occupancy --section LaunchStats \
-    --section SchedulerStats --section WarpStateStats \
-    --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
-    "$build/hot-gpu-bench" "$subset" >> "$out/ncu.txt" 2>&1 || status=1
+  # The sections' tables, plus what WarpStateStats only charts: the cycles a
+  # warp spends in each stall reason per issued instruction. An ncu that does
+  # not take the regex gets a second run without it.
+  profile() {
+    LD_LIBRARY_PATH="$build:$cuda/lib64:${LD_LIBRARY_PATH:-}" HOT_GPU_BREAKDOWN=none \
+      timeout 120 "$ncu" --clock-control none --target-processes all \
+      -k "regex:$regex" --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats \
+      --section SchedulerStats --section WarpStateStats \
+      --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+      "$@" "$build/hot-gpu-bench" "$subset" >> "$out/ncu.txt" 2>&1
+  }
+  profile --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' ||
+    { echo "ncu.sh: again without the stall metrics" >> "$out/ncu.txt"; profile; } ||
+    status=1
 done
 echo "ncu.sh: exit $status, $(grep -c '^  hot_' "$out/ncu.txt") kernel reports in $out/ncu.txt"
 exit $status
