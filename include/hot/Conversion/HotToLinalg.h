@@ -35,6 +35,14 @@ Value buildStochasticUniform(OpBuilder &builder, Location loc, Value key,
                              Value linearIndex);
 inline constexpr float kStochasticUnit = 1.0f / float(1 << 24);
 
+/// buildStochasticUnits times 256: f32(hash & ~0xff), one integer operation
+/// fewer per element on a GPU (the and and the hash's last xor are one
+/// LOP3), where the hash is most of a quantize kernel's instructions. Times
+/// kStochasticUnitOf256 it is the uniform, exactly.
+Value buildStochasticUnitsTimes256(OpBuilder &builder, Location loc, Value key,
+                                   Value linearIndex);
+inline constexpr float kStochasticUnitOf256 = kStochasticUnit / 256.0f;
+
 /// Adds the patterns that lower every hot op to linalg/arith/math/tensor.
 void populateHotToLinalgPatterns(RewritePatternSet &patterns);
 

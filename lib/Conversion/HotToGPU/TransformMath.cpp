@@ -252,15 +252,15 @@ Value mlir::hot::emitQuantizeValue(ImplicitLocOpBuilder &b, Value y,
   };
   Value v = arith::MulFOp::create(b, y, inverse);
   if (key) {
-    // v + u as fma(units, 2^-24, v): the product is exact (it is u), so the
-    // fma rounds the sum once, as the add does. Then floor, saturation to
-    // i32 and NaN to 0 in one cvt.rmi.s32.f32 (PTX ISA: float-to-integer
+    // v + u as fma(units * 256, 2^-32, v): the product is exact (it is u),
+    // so the fma rounds the sum once, as the add does. Then floor, saturation
+    // to i32 and NaN to 0 in one cvt.rmi.s32.f32 (PTX ISA: float-to-integer
     // conversions saturate and convert NaN to 0), and the clamp to [-qmax,
     // qmax] on the integer: the contract's q in three instructions, where a
     // floor, a float clamp, a NaN select and a conversion took six.
-    Value sum =
-        math::FmaOp::create(b, buildStochasticUnits(b, b.getLoc(), key, index),
-                            f32(kStochasticUnit), v);
+    Value sum = math::FmaOp::create(
+        b, buildStochasticUnitsTimes256(b, b.getLoc(), key, index),
+        f32(kStochasticUnitOf256), v);
     Type i32 = b.getI32Type();
     Value floor = LLVM::CallIntrinsicOp::create(
                       b, i32, b.getStringAttr(kFloorToI32Intrinsic), sum)

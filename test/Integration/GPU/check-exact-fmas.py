@@ -8,16 +8,17 @@
 #   - the butterfly's cross-lane stage (TransformMath.cpp): one multiplicand
 #     is a register that `selp.f32` sets to +1 or -1, and nothing else
 #     writes;
-#   - stochastic rounding's v + u: the hash's units, an integer converted by
-#     cvt.rn.f32.u32, times the immediate 2^-24 (0f33800000), which scales
-#     an integer of at most 2^32 by a power of two without underflow.
+#   - stochastic rounding's v + u: the hash's units times 256 (hash & ~0xff,
+#     an integer converted by cvt.rn.f32.u32), times the immediate 2^-32
+#     (0f2F800000), which scales an integer below 2^32 by a power of two
+#     without underflow.
 # Prints how many fmas of each form it checked; exits 1 and names the first
 # other fma.
 import re
 import sys
 
 ONES = {"0f3F800000", "0fBF800000"}
-UNIT = "0f33800000"
+UNIT = "0f2F800000"
 
 
 def functions(lines):

@@ -17,7 +17,7 @@
 // No libdevice calls left, no flush to zero, and no contraction into fma:
 // the only fmas have exact products (check-exact-fmas.py), the butterfly's
 // cross-lane stages, fma(+-1, mine, partner), and stochastic rounding's
-// v + units * 2^-24. The f32 operations are the CPU path's.
+// v + (units * 256) * 2^-32. The f32 operations are the CPU path's.
 // PLAIN-NOT: call
 // PLAIN-NOT: .ftz
 // FMAS: sign fmas: {{[1-9][0-9]*}}, units fmas: {{[1-9][0-9]*}}
