@@ -726,6 +726,31 @@ def test_nearest_rounding_exact_on_dense_grid(rng):
     assert q[0].tolist() == expect
 
 
+def test_round_half_away_as_biased_truncation(rng):
+    """What the GPU kernels compute for nearest rounding (TransformMath.cpp): the truncation of
+    v + copysign(0.49999997, v), the f32 add rounding to nearest, is round half away from zero.
+    Checked on every float of magnitude in [1/4, 2^25] (below 1/4 both give 0, above 2^24 every
+    float is an integer), and on random bit patterns of every exponent."""
+    below_half = np.nextafter(F32(0.5), F32(0))
+
+    def check(v):
+        v = v[np.isfinite(v)]
+        v64 = v.astype(np.float64)
+        exact = np.sign(v64) * np.floor(np.abs(v64) + 0.5)  # exact in float64
+        biased = np.trunc(v + np.copysign(below_half, v))
+        assert biased.dtype == F32
+        bad = np.flatnonzero(biased.astype(np.float64) != exact)
+        assert bad.size == 0, f"{v[bad[:5]]}: {biased[bad[:5]]} != {exact[bad[:5]]}"
+
+    low, high = F32(0.25).view(np.uint32), F32(2.0**25).view(np.uint32)
+    chunk = 1 << 24
+    for start in range(int(low), int(high) + 1, chunk):
+        bits = np.arange(start, min(start + chunk, int(high) + 1), dtype=np.uint32)
+        check(bits.view(F32))
+        check(-bits.view(F32))
+    check(rng.integers(0, 1 << 32, 1 << 20, dtype=np.uint64).astype(np.uint32).view(F32))
+
+
 def test_quantize_multiplies_by_the_reciprocal(rng):
     """v = x * (1 / scale), not x / scale (docs/numerics.md): on elements placed at half-way
     points k + 1/2 of a scale that is not a power of two, the two differ by an ulp often enough

@@ -130,16 +130,17 @@ Value emitSawbScale(ImplicitLocOpBuilder &b, Value max, Value sum,
 /// computed once per group.
 Value emitReciprocal(ImplicitLocOpBuilder &b, Value scale);
 
-/// NVVM's float-to-i32 conversion rounding toward -inf (cvt.rmi.s32.f32):
-/// saturating, NaN to 0. The simulator runs it as floor and
-/// llvm.fptosi.sat.
+/// NVVM's float-to-i32 conversions rounding toward -inf (cvt.rmi.s32.f32)
+/// and toward zero (cvt.rzi.s32.f32): saturating, NaN to 0. The simulator
+/// runs them as llvm.floor or llvm.trunc, then llvm.fptosi.sat.
 inline constexpr llvm::StringLiteral kFloorToI32Intrinsic = "llvm.nvvm.f2i.rm";
+inline constexpr llvm::StringLiteral kTruncToI32Intrinsic = "llvm.nvvm.f2i.rz";
 
 /// The i8 quantization of `y` to [-qmax, qmax] with its group's reciprocal
 /// scale `inverse` (emitReciprocal): v = y * inverse, then floor(v + u) with
 /// u the uniform of (`key`, `index`) when `key` is set (stochastic rounding;
 /// `index` is the element's i32 index; kFloorToI32Intrinsic), else round
-/// half away from zero; NaN gives 0.
+/// half away from zero (kTruncToI32Intrinsic); NaN gives 0.
 Value emitQuantizeValue(ImplicitLocOpBuilder &b, Value y, Value inverse,
                         int64_t qmax, Value key, Value index);
 

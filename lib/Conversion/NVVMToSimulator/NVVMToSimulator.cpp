@@ -312,14 +312,18 @@ LogicalResult Rewriter::rewriteInlineWgmma(LLVM::InlineAsmOp op) {
 
 LogicalResult Rewriter::rewriteNVVMIntrinsic(LLVM::CallIntrinsicOp op) {
   Location loc = op.getLoc();
-  if (op.getIntrin() == "llvm.nvvm.f2i.rm" && op.getArgs().size() == 1 &&
-      op.getArgs()[0].getType().isF32() && op.getNumResults() == 1 &&
-      op.getResult(0).getType().isInteger(32)) {
-    // cvt.rmi.s32.f32: floor, saturated to the i32 range, NaN to 0, which
-    // is llvm.fptosi.sat of the floor.
-    Value floor = LLVM::FFloorOp::create(b, loc, op.getArgs()[0]);
+  bool floor = op.getIntrin() == "llvm.nvvm.f2i.rm";
+  if ((floor || op.getIntrin() == "llvm.nvvm.f2i.rz") &&
+      op.getArgs().size() == 1 && op.getArgs()[0].getType().isF32() &&
+      op.getNumResults() == 1 && op.getResult(0).getType().isInteger(32)) {
+    // cvt.rmi.s32.f32 and cvt.rzi.s32.f32: floor or truncation, saturated
+    // to the i32 range, NaN to 0, which is llvm.fptosi.sat of the floor or
+    // of the truncation.
+    Value rounded =
+        floor ? Value(LLVM::FFloorOp::create(b, loc, op.getArgs()[0]))
+              : Value(LLVM::FTruncOp::create(b, loc, op.getArgs()[0]));
     auto converted = LLVM::CallIntrinsicOp::create(
-        b, loc, i32, b.getStringAttr("llvm.fptosi.sat.i32.f32"), floor);
+        b, loc, i32, b.getStringAttr("llvm.fptosi.sat.i32.f32"), rounded);
     op.getResult(0).replaceAllUsesWith(converted.getResult(0));
     op.erase();
     return success();

@@ -171,7 +171,9 @@ func.func @gy_per_row(%gy: tensor<20x48xf32>, %seed: i64)
 //       CHECK:     vector.load %arg0
 //       CHECK:     scf.for
 //       CHECK:       memref.load %{{.*}} : memref<12xf32>
-//       CHECK:     math.round
+//       CHECK:     %[[HALF:.*]] = arith.constant 0.49999997 : f32
+//       CHECK:     math.copysign %[[HALF]], %{{.*}} : f32
+//       CHECK:     llvm.call_intrinsic "llvm.nvvm.f2i.rz"
 func.func @gy_per_tensor(%gy: tensor<9x24xf32>) -> (tensor<9x24xi8>, tensor<f32>) {
   %h = hot.hadamard %gy along 1 block 8 : tensor<9x24xf32>
   %q, %s = hot.quantize %h bits 8 granularity per_tensor scale maxabs
@@ -351,7 +353,7 @@ func.func @left(%w: tensor<8x64xf32>, %w2: tensor<8x256xf32>, %seed: i64)
 //       CHECK: gpu.func @hot_hadamard_quantize_tensor_8x64_b1_v4_w4_p8_q7_nearest_sawb_regs
 //   CHECK-NOT:   f64
 //       CHECK:   memref.load {{.*}}[] : memref<f32>
-//       CHECK:   math.round
+//       CHECK:   llvm.call_intrinsic "llvm.nvvm.f2i.rz"
 //       CHECK: gpu.func @hot_hadamard_quantize_row_8x64_b16_v4_w4_q7_nearest_sawb_regs
 //       CHECK:   gpu.shuffle  xor
 //       CHECK:   gpu.shuffle  idx
@@ -582,7 +584,7 @@ func.func @layer_gy_projection_kept(%gy3: tensor<2x197x768xf32>, %seed: i64)
 // CHECK-COUNT-4:     gpu.shuffle  xor
 //       CHECK:       llvm.call_intrinsic "llvm.nvvm.f2i.rm"
 //       CHECK:       vector.store {{.*}} : memref<2x197x768xi8>, vector<1xi8>
-//       CHECK:       math.round
+//       CHECK:       llvm.call_intrinsic "llvm.nvvm.f2i.rz"
 //       CHECK:       vector.store {{.*}} : memref<2x101x768xi8>, vector<1xi8>
 //   CHECK-NOT:     vector.store {{.*}}xf32>
 func.func @layer_gy(%gy3: tensor<2x197x768xf32>, %seed: i64)
