@@ -403,6 +403,49 @@ def CheckKernelOpsPass : Pass<"hot-check-kernel-ops", "mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// hot-outline-kernels
+//===----------------------------------------------------------------------===//
+
+def OutlineKernelsPass : Pass<"hot-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Outline every gpu.launch into one gpu.module of kernels";
+  let description = [{
+    Upstream's `gpu-kernel-outlining` gives each `gpu.launch` a `gpu.module`
+    of its own. A lowered training step then has hundreds: the bundled ViT
+    step has 393, and each is compiled by its own LLVM NVPTX run (and ptxas,
+    for a cubin), embedded as its own binary and loaded by its own
+    `cuModuleLoadData`; the SIMT simulator runs a clang per module.
+
+    This pass runs `gpu-kernel-outlining`, then moves the kernels it made
+    into one `gpu.module` named `module-name` (uniqued if the name is
+    taken). Each kernel takes the name of the module it was outlined into,
+    which is unique where the kernels' own names are not (outlining names
+    every kernel of a function `<function>_kernel`), and every
+    `gpu.launch_func` is updated. `gpu.module`s that existed before, such as
+    convert-hot-to-gpu's `@hot_kernels`, are left as they are.
+
+    Example: two launches in `@step` become
+
+    ```mlir
+    gpu.module @linalg_kernels {
+      gpu.func @step_kernel(...) kernel { ... }
+      gpu.func @step_kernel_0(...) kernel { ... }
+    }
+    gpu.launch_func @linalg_kernels::@step_kernel ...
+    gpu.launch_func @linalg_kernels::@step_kernel_0 ...
+    ```
+
+    instead of `gpu.launch_func @step_kernel::@step_kernel` and
+    `@step_kernel_0::@step_kernel`.
+  }];
+  let options = [
+    Option<"moduleName", "module-name", "std::string",
+           /*default=*/"\"linalg_kernels\"",
+           "The gpu.module the outlined kernels go to">,
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::DLTIDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // hot-tile-parallel-loops
 //===----------------------------------------------------------------------===//
 

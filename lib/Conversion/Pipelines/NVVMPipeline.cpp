@@ -140,10 +140,13 @@ void mlir::hot::buildHotLowerToNVVMPipeline(
   // them, instead of one per launch.
   pm.addNestedPass<func::FuncOp>(createGpuAsyncLaunchesPass());
 
-  // For the simulator, outline every kernel first so that each gpu.module
-  // gets #hot.simulator before nvvm-attach-target appends #nvvm.target.
+  // The launches' kernels in one gpu.module, not one module each: one LLVM
+  // (and ptxas) run and one module load for them all. Upstream's outlining
+  // below then finds nothing left to outline. For the simulator, every
+  // gpu.module gets #hot.simulator before nvvm-attach-target appends
+  // #nvvm.target.
+  pm.addPass(createOutlineKernelsPass());
   if (options.simulator) {
-    pm.addPass(createGpuKernelOutliningPass());
     AttachSimulatorTargetPassOptions simulator;
     simulator.chip = options.chip;
     pm.addPass(createAttachSimulatorTargetPass(simulator));

@@ -18,9 +18,9 @@
 // CHECK: %[[CONST:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %[[DEVICE]])
 // CHECK: llvm.call @mgpuMemcpy(%[[CONST]], %{{.*}}, %{{.*}}, %[[STREAM]])
 // CHECK: %[[TMP:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %[[DEVICE]])
-// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel::@scale_rows_kernel
+// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linalg_kernels::@scale_rows_kernel
 // CHECK-NOT: mgpuStreamSynchronize
-// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @scale_rows_kernel_0::@scale_rows_kernel
+// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linalg_kernels::@scale_rows_kernel_0
 // CHECK-SAME: args(%[[TMP]] : !llvm.ptr, %[[TMP]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUTA]] : !llvm.ptr,
 // CHECK: llvm.call @mgpuMemFree(%[[TMP]], %[[STREAM]])
 // CHECK: llvm.call @mgpuMemFree(%[[CONST]], %[[STREAM]])

@@ -1,11 +1,11 @@
 // RUN: hot-opt %s --hot-lower-to-nvvm="chip=sm_90 format=isa" | FileCheck %s
 // RUN: hot-opt %s --hot-lower-to-nvvm="chip=sm_90 format=isa" \
-// RUN:   --mlir-print-ir-after=gpu-kernel-outlining -o /dev/null 2>&1 \
+// RUN:   --mlir-print-ir-after=hot-outline-kernels -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=LAUNCH
 
 // The generic kernel's iterations go to the threads of a block (tiled by
 // hot-tile-parallel-loops), here all 4 x 8 in one block.
-// LAUNCH: gpu.launch_func async [%{{.*}}] @add_constant_kernel::@add_constant_kernel blocks in (%c1, %c1, %c1) threads in (%c4, %c8, %c1)
+// LAUNCH: gpu.launch_func async [%{{.*}}] @linalg_kernels::@add_constant_kernel blocks in (%c1, %c1, %c1) threads in (%c4, %c8, %c1)
 
 // Host code after the whole pipeline: the returned buffer is managed memory
 // (mgpuMemAlloc with isHostShared = 1, never malloc), and a constant the
@@ -26,7 +26,7 @@
 // CHECK: %[[STREAM:.*]] = llvm.call @mgpuStreamCreate()
 // CHECK: %[[COPY:.*]] = llvm.call @mgpuMemAlloc(%{{.*}}, %[[STREAM]], %[[DEVICE]])
 // CHECK: llvm.call @mgpuMemcpy(%[[COPY]], %[[SRC]], %{{.*}}, %[[STREAM]])
-// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @add_constant_kernel::@add_constant_kernel
+// CHECK: gpu.launch_func <%[[STREAM]] : !llvm.ptr> @linalg_kernels::@add_constant_kernel
 // CHECK-SAME: args(%[[X]] : !llvm.ptr, %[[XA]] : !llvm.ptr, {{.*}}, %[[COPY]] : !llvm.ptr, %[[COPY]] : !llvm.ptr, {{.*}}, %[[OUT]] : !llvm.ptr, %[[OUT]] : !llvm.ptr,
 // CHECK: llvm.call @mgpuMemFree(%[[COPY]], %[[STREAM]])
 // CHECK: llvm.call @mgpuStreamSynchronize(%[[STREAM]])
