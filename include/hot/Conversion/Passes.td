@@ -420,8 +420,10 @@ def OutlineKernelsPass : Pass<"hot-outline-kernels", "mlir::ModuleOp"> {
     taken). Each kernel takes the name of the module it was outlined into,
     which is unique where the kernels' own names are not (outlining names
     every kernel of a function `<function>_kernel`), and every
-    `gpu.launch_func` is updated. `gpu.module`s that existed before, such as
-    convert-hot-to-gpu's `@hot_kernels`, are left as they are.
+    `gpu.launch_func` is updated. What outlining copied into several modules
+    (the functions and globals that kernels use) is kept once.
+    `gpu.module`s that existed before, such as convert-hot-to-gpu's
+    `@hot_kernels`, are left as they are.
 
     Example: two launches in `@step` become
 

@@ -57,19 +57,48 @@ struct OutlineKernelsPass
         merged->setAttr(attr.getName(), attr.getValue());
     SymbolTable(module).insert(merged);
 
-    // Each kernel takes its old module's name; the launches follow.
+    // Each kernel takes its old module's name (unique at the top level; in
+    // the merged module too, renamed if another symbol has it) and the
+    // launches follow. What outlining cloned beside a kernel (the functions
+    // and globals it uses) is the same in every module that uses it: one
+    // copy is kept.
+    SymbolTable mergedSymbols(merged);
     llvm::DenseMap<SymbolRefAttr, SymbolRefAttr> renamed;
     for (gpu::GPUModuleOp gpuModule : outlined) {
       StringAttr name = gpuModule.getSymNameAttr();
-      for (auto kernel : llvm::make_early_inc_range(
-               gpuModule.getBody()->getOps<gpu::GPUFuncOp>())) {
-        renamed[SymbolRefAttr::get(
-            name, FlatSymbolRefAttr::get(kernel.getNameAttr()))] =
-            SymbolRefAttr::get(merged.getSymNameAttr(),
-                               FlatSymbolRefAttr::get(name));
-        kernel.setName(name);
-        kernel->remove();
-        merged.getBody()->push_back(kernel);
+      for (Operation &op :
+           llvm::make_early_inc_range(gpuModule.getBody()->getOperations())) {
+        auto kernel = dyn_cast<gpu::GPUFuncOp>(op);
+        if (kernel && kernel.isKernel()) {
+          SymbolRefAttr from = SymbolRefAttr::get(
+              name, FlatSymbolRefAttr::get(kernel.getNameAttr()));
+          kernel.setName(name);
+          kernel->remove();
+          StringAttr final = mergedSymbols.insert(kernel);
+          renamed[from] = SymbolRefAttr::get(merged.getSymNameAttr(),
+                                             FlatSymbolRefAttr::get(final));
+          continue;
+        }
+        auto symbol = dyn_cast<SymbolOpInterface>(op);
+        if (symbol) {
+          if (Operation *existing =
+                  mergedSymbols.lookup(symbol.getNameAttr())) {
+            if (OperationEquivalence::isEquivalentTo(
+                    existing, &op, OperationEquivalence::IgnoreLocations)) {
+              op.erase();
+              continue;
+            }
+            // Outlining clones a symbol from the one definition it has at
+            // the top level, so copies cannot differ.
+            op.emitError("hot-outline-kernels: two outlined modules define ")
+                << symbol.getNameAttr() << " differently";
+            return signalPassFailure();
+          }
+        }
+        op.remove();
+        merged.getBody()->push_back(&op);
+        if (symbol)
+          mergedSymbols.insert(&op);
       }
     }
     module.walk([&](gpu::LaunchFuncOp launch) {

@@ -77,6 +77,46 @@ func.func @f() {
 
 // -----
 
+// Outlining copies the function that both kernels call into both modules:
+// the merged module keeps one copy, and both kernels call it.
+// CHECK-LABEL: func.func @helper
+// CHECK:       gpu.launch_func @linalg_kernels::@g_kernel blocks
+// CHECK:       gpu.launch_func @linalg_kernels::@g_kernel_0 blocks
+// CHECK:       gpu.module @linalg_kernels {
+// CHECK:         gpu.func @g_kernel(
+// CHECK:           func.call @helper
+// CHECK:         func.func @helper(
+// CHECK-NOT:     func.func @helper
+// CHECK:         gpu.func @g_kernel_0(
+// CHECK-COUNT-2:   func.call @helper
+// CHECK-NOT:     func.func @helper
+func.func @helper(%x: f32) -> f32 {
+  %y = arith.addf %x, %x : f32
+  return %y : f32
+}
+func.func @g(%m: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%a = %c4, %b = %c1, %c = %c1) {
+    %v = memref.load %m[%tx] : memref<4xf32>
+    %w = func.call @helper(%v) : (f32) -> f32
+    memref.store %w, %m[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%a = %c4, %b = %c1, %c = %c1) {
+    %v = memref.load %m[%tx] : memref<4xf32>
+    %w = func.call @helper(%v) : (f32) -> f32
+    %u = func.call @helper(%w) : (f32) -> f32
+    memref.store %u, %m[%tx] : memref<4xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
 // No launch: nothing changes.
 // CHECK-LABEL: func.func @no_launch
 // CHECK-NOT:   gpu.module
