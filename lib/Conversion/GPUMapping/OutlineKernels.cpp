@@ -48,14 +48,15 @@ struct OutlineKernelsPass
       return;
 
     // The merged module takes the first outlined module's place and
-    // attributes (the data layout outlining gave them all).
-    OpBuilder builder(outlined.front());
+    // attributes (the data layout outlining gave them all), and a unique
+    // name.
+    OpBuilder builder(&getContext());
     auto merged = gpu::GPUModuleOp::create(builder, outlined.front().getLoc(),
                                            moduleName);
     for (NamedAttribute attr : outlined.front()->getAttrs())
       if (attr.getName() != SymbolTable::getSymbolAttrName())
         merged->setAttr(attr.getName(), attr.getValue());
-    SymbolTable(module).insert(merged);
+    SymbolTable(module).insert(merged, Block::iterator(outlined.front()));
 
     // Each kernel takes its old module's name (unique at the top level; in
     // the merged module too, renamed if another symbol has it) and the
