@@ -240,13 +240,19 @@ def main():
             # its quantize kernels as they load the rows): which is faster.
             # And the lowrank quantize kernels at other channels per thread
             # than the defaults (1 per tensor, 4 with LQS's per-channel
-            # scales).
+            # scales). And with sm-count=170: on an H200 the lowrank quantize
+            # kernel of gy then gets about the grid it had before grids were
+            # sized to the resident blocks (fc1: 12x84, 1008 blocks, 1.27
+            # rounds of 792; it was 12x85); the products' tiles are chosen
+            # for 170 SMs too, so compare that kernel in the breakdown, not
+            # the layer.
             layer_variants = [
                 ("", "", "", "f32"),
                 ("_wsplit", " fuse-column-hadamard=0", "", "f32"),
                 ("_v2", " quantize-channels-per-thread=2", "", "f32"),
                 ("_lqs_v1", " quantize-channels-per-thread=1", traffic.LQS, "f32"),
                 ("_lqs_v2", " quantize-channels-per-thread=2", traffic.LQS, "f32"),
+                ("_sm170", " sm-count=170", "", "f32"),
                 ("_unshared", " share-statistics=0", "", "f32"),
                 ("_lqs", "", traffic.LQS, "f32"),
                 ("_bf16", "", "", "bf16"),

@@ -56,7 +56,46 @@ def lower_to_ptx(hot_opt, text, chip, rewrite="", lower=""):
     ptx = re.findall(r'gpu\.binary @hot_kernels[^\n]*?assembly = "((?:[^"\\]|\\.)*)"', lowered)
     generic = re.findall(r'gpu\.binary @(?!hot_kernels)[\w$.]+[^\n]*?assembly = '
                          r'"((?:[^"\\]|\\.)*)"', lowered)
-    return [extract_ptx.unescape(p) for p in ptx], [extract_ptx.unescape(p) for p in generic]
+    return ([extract_ptx.unescape(p) for p in ptx], [extract_ptx.unescape(p) for p in generic],
+            launches(lowered))
+
+
+def launches(lowered):
+    """Per kernel of @hot_kernels that the lowered host code launches: its grid's blocks,
+    threads per block and dynamic shared memory bytes (the launch's constant operands)."""
+    consts = dict(re.findall(r"(%\d+) = llvm\.mlir\.constant\((\d+) : (?:index|i\d+)\)", lowered))
+    value = lambda v: int(consts[v]) if v in consts else None
+    out = {}
+    for m in re.finditer(r"gpu\.launch_func\s+<[^>]*>\s+@hot_kernels::@(\w+) blocks in "
+                         r"\(([^)]*)\) threads in \(([^)]*)\) : i64"
+                         r"(?: dynamic_shared_memory_size (%\d+))?", lowered):
+        grid = [value(v.strip()) for v in m.group(2).split(",")]
+        block = [value(v.strip()) for v in m.group(3).split(",")]
+        if None in grid or None in block:
+            continue
+        dynamic = value(m.group(4)) if m.group(4) else 0
+        out[m.group(1)] = (grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2],
+                           dynamic or 0)
+    return out
+
+
+# Per chip: a typical part's SMs (as getTypicalSMCount in LaunchModel.cpp), and an SM's
+# threads, blocks and shared memory (KiB, for blocks) at most.
+SM_LIMITS = {"sm_80": (108, 2048, 32, 164), "sm_86": (84, 1536, 16, 100),
+             "sm_89": (128, 1536, 24, 100), "sm_90": (132, 2048, 32, 228),
+             "sm_90a": (132, 2048, 32, 228)}
+
+
+def resident_blocks(chip, threads, regs, smem):
+    """Blocks of `threads` threads with `regs` registers each and `smem` shared memory bytes
+    that an SM of `chip` holds at once (registers allocated per warp in units of 256, 1 KiB
+    of shared memory reserved per block)."""
+    _, max_threads, max_blocks, smem_kib = SM_LIMITS[chip]
+    warps = -(-threads // 32)
+    per_warp = -(-max(regs, 1) * 32 // 256) * 256
+    by_regs = (65536 // per_warp) // warps
+    by_smem = (smem_kib * 1024) // (smem + 1024)
+    return min(max_blocks, max_threads // threads, by_regs, by_smem)
 
 
 def ptxas(ptxas_bin, ptx, chip, work):
@@ -170,6 +209,9 @@ def main(argv=None):
                    help="the layers' fused hadamard + quantize modules (hq_<layer> per row and "
                         "hq_<layer>_tensor) instead of their backward")
     p.add_argument("--mix", action="store_true", help="the SASS instruction mix per kernel")
+    p.add_argument("--waves", action="store_true",
+                   help="per kernel: its grid against the blocks a typical part of the chip "
+                        "holds at once (rounds of resident blocks, and how full the last is)")
     a = p.parse_args(argv)
     ptxas_bin, cuobjdump = find_tool("ptxas"), find_tool("cuobjdump")
     if ptxas_bin is None:
@@ -178,7 +220,7 @@ def main(argv=None):
     print("| layer | chip | kernel | registers | spill bytes | static smem bytes | "
           "SASS tensor-core ops |")
     print("|---|---|---|---|---|---|---|")
-    mixes = []
+    mixes, waves = [], []
     for name, o, i in export.LAYERS:
         if name not in a.layers:
             continue
@@ -189,7 +231,7 @@ def main(argv=None):
                                       "per_tensor"))] if a.hq
                    else [(name, export.layer_module(f"layer_{name}", o, i, a.dtype))])
         for (name, text), chip in itertools.product(modules, a.chips):
-            ours, generic = lower_to_ptx(a.hot_opt, text, chip, a.rewrite, a.lower)
+            ours, generic, grids = lower_to_ptx(a.hot_opt, text, chip, a.rewrite, a.lower)
             with tempfile.TemporaryDirectory() as tmp:
                 work = Path(tmp)
                 kernels, cubin = ptxas(ptxas_bin, "".join(ours), chip, work)
@@ -197,6 +239,9 @@ def main(argv=None):
                 mma = sass_mma(sass)
                 if a.mix:
                     mixes += [(name, chip, short(k), c) for k, c in sass_mix(sass).items()]
+                if a.waves:
+                    waves += [(name, chip, k, grids[k], kernels[k]) for k in kernels
+                              if k in grids]
                 for k, r in kernels.items():
                     ops = ", ".join(f"{n}× {op}" for op, n in sorted(mma.get(k, {}).items()))
                     print(f"| {name} | {chip} | {short(k)} | {r['regs']} | {r['spill']} | "
@@ -210,6 +255,17 @@ def main(argv=None):
                           f"≤ {max(r['regs'] for r in gen.values())} | "
                           f"{sum(r['spill'] for r in gen.values())} | "
                           f"≤ {max(r['smem'] for r in gen.values())} | - |")
+    if waves:
+        print("\n| layer | chip | kernel | blocks x threads | registers | resident per SM | "
+              "rounds (blocks / resident) | last round full |")
+        print("|---|---|---|---|---:|---:|---:|---:|")
+        for name, chip, kernel, (blocks, threads, dynamic), r in waves:
+            per_sm = resident_blocks(chip, threads, r["regs"], r["smem"] + dynamic)
+            slots = SM_LIMITS[chip][0] * per_sm
+            rounds = blocks / slots
+            last = rounds - (-(-blocks // slots) - 1)
+            print(f"| {name} | {chip} | {short(kernel)} | {blocks} x {threads} | {r['regs']} | "
+                  f"{per_sm} | {rounds:.2f} | {100 * last:.0f} % |")
     if mixes:
         print("\n| layer | chip | kernel | SASS instructions | " + " | ".join(MIX_CLASSES) +
               " | most frequent |")

@@ -475,9 +475,10 @@ def test_quantize_pair_on_gpu(device, tmp_path, m, n, block, granularity, produc
 
 @pytest.mark.parametrize("case", ["shared-kept", "shared-not-stored", "pair"])
 def test_grid_stride_loops(device, tmp_path, case):
-    """ViT-B's token count (64 x 197 = 12608 rows) with few channels: the statistics and quantize
-    kernels cap their grids (at most 1024 blocks, 512 partials), so each block loops over
-    several items, which the small shapes above never do."""
+    """ViT-B's token count (64 x 197 = 12608 rows) with few channels: the statistics kernels cap
+    their grids (512 partials) and the quantize kernels size theirs to the blocks the SMs hold
+    at once (832 items in 416 blocks on an H200), so each block loops over several items, which
+    the small shapes above never do."""
     compile = lambda text: compile_gpu(text, device, tmp_path)  # noqa: E731
     if case == "pair":
         check_quantize_pair(compile, 64 * 197, 64, 16, "per_tensor")

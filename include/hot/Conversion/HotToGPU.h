@@ -267,6 +267,16 @@ bool hasWarpgroupMma(StringRef chip);
 /// H100/H200 132; 108 for others): what tile selection aims to fill.
 int64_t getTypicalSMCount(StringRef chip);
 
+/// The SMs that launches aim to fill: `smCount` (an `sm-count` option), or
+/// with 0 getTypicalSMCount(chip).
+inline int64_t getSMCount(int64_t smCount, StringRef chip) {
+  return smCount > 0 ? smCount : getTypicalSMCount(chip);
+}
+
+/// The threads an SM of `chip` holds at once: 1536 on sm_86, sm_87 and
+/// sm_89, 2048 on sm_80 and sm_90.
+int64_t getMaxThreadsPerSM(StringRef chip);
+
 /// Declares (as an external model) that `gpu.launch_func` may read and write
 /// every memref operand, so that launches created on tensors pass through
 /// ownership-based buffer deallocation.

@@ -172,7 +172,12 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     running absmax kernels. When nothing but its quantize reads the
     lowrank's result, two kernels replace the lowrank and both quantizes: a
     statistics kernel, then one that quantizes hadamard(x) and y with the
-    CPU path's stochastic-rounding indices, so y never reaches memory. The
+    CPU path's stochastic-rounding indices, so y never reaches memory. That
+    quantize kernel's blocks loop over the items too; with one channel per
+    thread it carries an occupancy hint (nvvm.minctasm), and its grid is the
+    fewest block rows that finish in the fewest rounds of the blocks
+    `sm-count` SMs hold at once, times items per block (a grid one round and
+    a fraction long runs a second round as long as the first). The
     lowrank (and the reshapes and seeds it needs) moves before the first of
     the quantizes when it comes later in the block. Two quantizes of one
     matrix without a lowrank (a 2-D layer's gy: per tensor after a hadamard
@@ -251,8 +256,9 @@ def ConvertHotToGPUPass : Pass<"convert-hot-to-gpu", "ModuleOp"> {
     Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
            "Columns of C per thread block (0: 128, see tile-m)">,
     Option<"smCount", "sm-count", "int64_t", /*default=*/"0",
-           "SMs that automatic tiles and split K aim to fill (0: a typical "
-           "part of the chip: A100 108, H100/H200 132, ...)">,
+           "SMs that automatic tiles and split K, and the grids of the "
+           "lowrank quantize kernels, aim to fill (0: a typical part of the "
+           "chip: A100 108, H100/H200 132, ...)">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "Thread blocks along K per output tile, their partial products "
            "added by the tile's last block (0: chosen for the chip's SMs, "

@@ -67,8 +67,9 @@ struct HotLowerToNVVMOptions : public PassPipelineOptions<HotLowerToNVVMOptions>
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> smCount{
       *this, "sm-count",
-      llvm::cl::desc("SMs that automatic tiles and split K aim to fill (0: "
-                     "by chip)"),
+      llvm::cl::desc("SMs that automatic tiles and split K, and the grids "
+                     "of the lowrank quantize kernels, aim to fill (0: by "
+                     "chip)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> splitK{
       *this, "split-k",

@@ -322,6 +322,9 @@ struct TransformsToGPUOptions {
   int64_t quantizeChannelsPerThread = 0;
   /// The target chip (sm_XX), for occupancy hints that depend on it.
   std::string chip = "sm_80";
+  /// The SMs that grids of blocks looping over items aim to fill (0: a
+  /// typical part of the chip, see getSMCount).
+  int64_t smCount = 0;
 };
 
 /// Partial maxima of |values| that a kernel computes for the per-tensor

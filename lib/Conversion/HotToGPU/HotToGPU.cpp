@@ -143,6 +143,7 @@ struct ConvertHotToGPUPass
     transforms.fuseColumnHadamard = fuseColumnHadamard;
     transforms.quantizeChannelsPerThread = quantizeChannelsPerThread;
     transforms.chip = options.chip;
+    transforms.smCount = options.smCount;
     transforms.writeOperandsKMajor = fuseTransposes;
     lowerTransformsToGPU(rewriter, module, transforms, hadamardQuantize,
                          lowRank, transposes);

@@ -130,8 +130,7 @@ mlir::hot::lowerIntMatmulToGPU(RewriterBase &rewriter, IntMatmulOp op,
   spec.kBytes = kBytes;
   spec.kind = kind;
   // Tiles and K split: what fills the chip's SMs best (chooseIntMmaLaunch).
-  int64_t sms =
-      options.smCount > 0 ? options.smCount : getTypicalSMCount(options.chip);
+  int64_t sms = getSMCount(options.smCount, options.chip);
   spec.tiling = options.tiling;
   IntMmaKernelSpec plain = spec;
   chooseIntMmaLaunch(options, spec, sms);

@@ -29,6 +29,10 @@ int64_t mlir::hot::getTypicalSMCount(StringRef chip) {
       .Default(108);
 }
 
+int64_t mlir::hot::getMaxThreadsPerSM(StringRef chip) {
+  return llvm::is_contained({"sm_86", "sm_87", "sm_89"}, chip) ? 1536 : 2048;
+}
+
 /// The model of chooseIntMmaLaunch, in units of one K step of 128 bytes of a
 /// 128 x 128 output tile at the tensor cores' full rate. Calibrated on an H200
 /// (bench/RESULTS.md, 2026-12-04): 21 wgmma kernels of the ViT-B backward

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::hot;
@@ -209,25 +210,63 @@ static constexpr int64_t kMaxStatisticsPartials = 512;
 /// partials to its scales, which the blocks' items then amortize (a 2-D
 /// matrix has one item per row).
 static constexpr int64_t kMaxQuantizeBlocks = 1024;
+/// What a Quantize block's start costs, in items (chooseQuantizeGridY).
+static constexpr double kBlockStartItems = 0.25;
 
 /// The nvvm.minctasm of a Statistics or Quantize kernel on `chip` (0:
 /// none), where ptxas 13 alone would spill or lose occupancy. The channel
 /// butterfly's ±1 signs take registers of their own:
 ///  - a one-channel Quantize kernel (gy's, both quantizations) then takes
 ///    48 registers, 5 blocks of 256 threads per SM; held to 40 (6 blocks) it
-///    spills nothing, except on sm_80, where 40 spilled 44 bytes;
+///    spills nothing, except on sm_80, where 40 spilled 44 bytes: there it
+///    is held to 5 blocks, what it takes anyway. Without the channel
+///    butterfly (x's), 32 registers (8 blocks) on every chip. The hint is
+///    also what the Quantize kernel's grid is chosen for
+///    (chooseQuantizeGridY), so every such kernel has one;
 ///  - on sm_80, the 192-thread Statistics kernel of a 768-channel gy is held
 ///    to 64 registers and spills 16 bytes; asked for 4 blocks per SM, it
 ///    takes 80 and spills nothing. Without the channel butterfly (x's), no
 ///    hint.
+/// A hint never exceeds the blocks the chip's threads per SM allow.
 static int64_t getMinBlocksPerSM(const LowRankKernelSpec &spec,
                                  StringRef chip) {
   bool sm80 = chip == "sm_80";
-  if (spec.stage == LowRankStage::Statistics)
-    return sm80 && spec.inputMaxBlock > 1 ? 4 : 0;
-  if (spec.stage == LowRankStage::Quantize && spec.vectorWidth == 1 && !sm80)
-    return getBlocksPerSM(spec.threads, /*registers=*/40);
-  return 0;
+  int64_t blocks = 0;
+  if (spec.stage == LowRankStage::Statistics && sm80 && spec.inputMaxBlock > 1)
+    blocks = 4;
+  if (spec.stage == LowRankStage::Quantize && spec.vectorWidth == 1) {
+    int64_t registers = spec.inputMaxBlock <= 1 ? 32 : sm80 ? 48 : 40;
+    blocks = getBlocksPerSM(spec.threads, registers);
+  }
+  return std::min(blocks, getMaxThreadsPerSM(chip) / spec.threads);
+}
+
+/// The rows of a Quantize kernel's grid. Its blocks loop over the items, all
+/// alike, so its time goes as the rounds of blocks that the SMs hold at once
+/// (`slots` blocks) times the items of a block, plus each block's start
+/// (the reduction of the partials, about a quarter of an item). The fewest
+/// blocks of the least time: a grid of 1024 blocks of fc1's gy on an H200
+/// (6 blocks per SM, 792 at once) ran a second round of 228 blocks, each as
+/// long as the first round's, where 792 blocks of 13 items each take one.
+/// Without `slots` (0: no occupancy hint), at most kMaxQuantizeBlocks.
+static int64_t chooseQuantizeGridY(const LowRankKernelSpec &spec,
+                                   int64_t slots) {
+  int64_t items = spec.numItems(), gridX = spec.gridX();
+  int64_t limit = std::min(items, kMaxGridYZ);
+  if (slots <= 0)
+    return std::clamp<int64_t>(kMaxQuantizeBlocks / gridX, 1, limit);
+  int64_t best = 1;
+  double bestTime = std::numeric_limits<double>::infinity();
+  for (int64_t rows = 1; rows <= limit; ++rows) {
+    double rounds = double(llvm::divideCeil(gridX * rows, slots));
+    double time =
+        rounds * (double(llvm::divideCeil(items, rows)) + kBlockStartItems);
+    if (time < bestTime) {
+      best = rows;
+      bestTime = time;
+    }
+  }
+  return best;
 }
 
 /// What one thread of the kernel of `spec` owns, for remarks.
@@ -416,8 +455,6 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   quantize.outputMax = stats.outputMax;
   quantize.statisticsGridX = stats.gridX();
   quantize.statisticsGridY = stats.gridY;
-  quantize.gridY = std::clamp<int64_t>(kMaxQuantizeBlocks / quantize.gridX(), 1,
-                                       quantize.numItems());
   if (input)
     quantize.inputQuantization = getQuantization(input);
   quantize.outputQuantization = getQuantization(output);
@@ -439,6 +476,9 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
 
   stats.minBlocksPerSM = getMinBlocksPerSM(stats, options.chip);
   quantize.minBlocksPerSM = getMinBlocksPerSM(quantize, options.chip);
+  quantize.gridY = chooseQuantizeGridY(
+      quantize,
+      quantize.minBlocksPerSM * getSMCount(options.smCount, options.chip));
 
   gpu::GPUModuleOp gpuModule =
       getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
@@ -533,7 +573,15 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
   os << " then @" << quantizeKernel.getName() << " (quantizes "
      << (input ? "the hadamard and " : "") << (identity ? "x" : "y")
      << " with the CPU path's rounding"
-     << (identity ? ")" : "; y never reaches memory)");
+     << (identity ? "" : "; y never reaches memory") << "; grid "
+     << quantize.gridX() << "x" << quantize.gridY << " over "
+     << quantize.numItems() << " items";
+  if (int64_t perSM = quantize.minBlocksPerSM) {
+    int64_t sms = getSMCount(options.smCount, options.chip);
+    os << ", for " << perSM * sms << " blocks at once (" << perSM
+       << " per SM on " << sms << " SMs)";
+  }
+  os << ")";
   if (!transposeName.empty()) {
     os << "; it writes the q of " << (identity ? "x" : "y") << " as the "
        << "product's K-contiguous operand [" << spec->inner << "]["

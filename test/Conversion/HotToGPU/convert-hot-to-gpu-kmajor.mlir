@@ -15,7 +15,7 @@
 // byte by byte; block row 0 of the grid zeroes K = 42..47.
 
 // REMARK: remark: tensor-core kernel @hot_int_mma_s8_48x40x48_t64x64x64_w64x32_s3_rescale00_f32
-// REMARK: remark: lowrank and the quantizes of its result in one pass over the data after a statistics pass: @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v4_t32_stats_outmax_p6 ({{.*}}) then @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v1_t64_quantize_out_tensor_q127s_g6_kmajor48_tl2x16 (quantizes y with the CPU path's rounding; y never reaches memory); it writes the q of y as the product's K-contiguous operand [48][48] i8 in tails-last K order, in place of @hot_transpose_s8_42x48_to_48x48_tl2x16
+// REMARK: remark: lowrank and the quantizes of its result in one pass over the data after a statistics pass: @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v4_t32_stats_outmax_p6 ({{.*}}) then @hot_lowrank_2x37x48_b16_k_0_8_12_4_6_14_10_2_v1_t64_quantize_out_tensor_q127s_g6_kmajor48_tl2x16 (quantizes y with the CPU path's rounding; y never reaches memory; grid {{[0-9]+x[0-9]+ over [0-9]+ items.*}}); it writes the q of y as the product's K-contiguous operand [48][48] i8 in tails-last K order, in place of @hot_transpose_s8_42x48_to_48x48_tl2x16
 // REMARK: remark: lowrank and the quantizes of its result {{.*}} it writes the q of y as the product's K-contiguous operand [40][48] i8 in tails-last K order, in place of @hot_transpose_s8_42x40_to_40x48_tl2x16
 // REMARK-NOT: not K-contiguous
 
@@ -73,7 +73,7 @@ func.func @gw_tails(%x3: tensor<2x37x40xf32>, %gy3: tensor<2x37x48xf32>, %seed: 
 // writes the other operand in (the sums need both in one order).
 
 // REMARK: remark: tensor-core kernel @hot_int_mma_s8_48x40x48
-// REMARK: remark: lowrank and the quantizes of its result {{.*}}_quantize_out_tensor_q127s_g6 (quantizes y with the CPU path's rounding; y never reaches memory){{$}}
+// REMARK: remark: lowrank and the quantizes of its result {{.*}}_quantize_out_tensor_q127s_g6 (quantizes y with the CPU path's rounding; y never reaches memory; grid {{[0-9]+x[0-9]+ over [0-9]+ items.*}}){{$}}
 // REMARK: remark: lowrank and the quantizes of its result {{.*}}_quantize_out_tensor_q127n_g6_kmajor48_tl2x16 ({{.*}}in place of @hot_transpose_s8_42x40_to_40x48_tl2x16
 // REMARK: remark: lhs is not K-contiguous: transposed to [48][K] i8 by @hot_transpose_s8_42x48_to_48x48_tl2x16 (64x64-byte tiles through shared memory) before the product, K in tails-last order (the full blocks' 16 rows of each of 2 samples, then the tails), as the other operand (no kernel that produces it writes it K-major)
 
