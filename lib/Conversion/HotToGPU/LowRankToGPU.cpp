@@ -248,11 +248,19 @@ static int64_t getMinBlocksPerSM(const LowRankKernelSpec &spec,
 /// blocks of the least time: a grid of 1024 blocks of fc1's gy on an H200
 /// (6 blocks per SM, 792 at once) ran a second round of 228 blocks, each as
 /// long as the first round's, where 792 blocks of 13 items each take one.
-/// Without `slots` (0: no occupancy hint), at most kMaxQuantizeBlocks.
+/// Without `slots` (0: no occupancy hint), rounds cannot be counted: a
+/// kernel that reads no partials (per-channel scales, which the Scales
+/// kernel computed) starts at no cost and gets one item per block, so that
+/// its last round is one of many; one that reduces partials gets at most
+/// kMaxQuantizeBlocks.
 static int64_t chooseQuantizeGridY(const LowRankKernelSpec &spec,
                                    int64_t slots) {
   int64_t items = spec.numItems(), gridX = spec.gridX();
   int64_t limit = std::min(items, kMaxGridYZ);
+  bool readsPartials =
+      spec.inputMaxBlock > 0 || spec.outputMax == OutputMax::Tensor;
+  if (slots <= 0 && !readsPartials)
+    return limit;
   if (slots <= 0)
     return std::clamp<int64_t>(kMaxQuantizeBlocks / gridX, 1, limit);
   int64_t best = 1;

@@ -53,9 +53,18 @@ func.func @gy(%gy3: tensor<64x197x3072xf32>, %seed: i64)
 // -----
 
 // Per-channel scales (LQS): 4 channels per thread and no occupancy hint, so
-// no count of resident blocks: at most 1024 blocks, 1024 / 3 = 341 rows.
+// no count of resident blocks. The kernel reads the Scales kernel's scales, no
+// partials to reduce, so each block takes one item: 832 rows.
 
-// H200: remark: {{.*}}then @hot_lowrank_64x197x3072_{{[a-z0-9_]*}}_quantize_{{[a-z0-9_]*}} ({{.*}}; grid 3x341 over 832 items)
+// H200: remark: {{.*}}then @hot_lowrank_64x197x3072_{{[a-z0-9_]*}}_quantize_{{[a-z0-9_]*}} ({{.*}}; grid 3x832 over 832 items)
+
+// -----
+
+// With a per-tensor input quantize too (gx per tensor, gw per channel), the
+// kernel reduces the statistics' partials as it starts: at most 1024 blocks,
+// 1024 / 3 = 341 rows.
+
+// H200: remark: {{.*}}then @hot_lowrank_64x197x3072_{{[a-z0-9_]*}}_quantize_in16{{[a-z0-9_]*}} ({{.*}}; grid 3x341 over 832 items)
 func.func @gy_per_channel(%gy3: tensor<64x197x3072xf32>, %seed: i64)
     -> (tensor<6464x3072xi8>, tensor<3072xf32>) {
   %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
@@ -66,4 +75,25 @@ func.func @gy_per_channel(%gy3: tensor<64x197x3072xf32>, %seed: i64)
       rounding stochastic seed %seed
       : tensor<6464x3072xf32> -> tensor<6464x3072xi8>, tensor<3072xf32>
   return %q2, %s2 : tensor<6464x3072xi8>, tensor<3072xf32>
+}
+
+func.func @gy_tensor_and_per_channel(%gy3: tensor<64x197x3072xf32>, %seed: i64)
+    -> (tensor<12608x3072xi8>, tensor<f32>, tensor<6464x3072xi8>,
+        tensor<3072xf32>) {
+  %gy = tensor.collapse_shape %gy3 [[0, 1], [2]]
+      : tensor<64x197x3072xf32> into tensor<12608x3072xf32>
+  %h = hot.hadamard %gy along 1 block 16 : tensor<12608x3072xf32>
+  %q, %s = hot.quantize %h bits 4 granularity per_tensor scale maxabs
+      rounding stochastic seed %seed
+      : tensor<12608x3072xf32> -> tensor<12608x3072xi8>, tensor<f32>
+  %gyl = hot.lowrank %gy3 along 1 block 16 rank 8 allow_tail
+      : tensor<64x197x3072xf32> -> tensor<64x101x3072xf32>
+  %gyl2 = tensor.collapse_shape %gyl [[0, 1], [2]]
+      : tensor<64x101x3072xf32> into tensor<6464x3072xf32>
+  %q2, %s2 = hot.quantize %gyl2 bits 8 granularity per_col scale maxabs
+      rounding stochastic seed %seed
+      : tensor<6464x3072xf32> -> tensor<6464x3072xi8>, tensor<3072xf32>
+  return %q, %s, %q2, %s2
+      : tensor<12608x3072xi8>, tensor<f32>, tensor<6464x3072xi8>,
+        tensor<3072xf32>
 }
