@@ -484,9 +484,8 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
 
   stats.minBlocksPerSM = getMinBlocksPerSM(stats, options.chip);
   quantize.minBlocksPerSM = getMinBlocksPerSM(quantize, options.chip);
-  quantize.gridY = chooseQuantizeGridY(
-      quantize,
-      quantize.minBlocksPerSM * getSMCount(options.smCount, options.chip));
+  int64_t sms = getSMCount(options.smCount, options.chip);
+  quantize.gridY = chooseQuantizeGridY(quantize, quantize.minBlocksPerSM * sms);
 
   gpu::GPUModuleOp gpuModule =
       getOrCreateGPUModule(rewriter, module, options.gpuModuleName);
@@ -584,11 +583,9 @@ launchWithQuantizes(RewriterBase &rewriter, const BlockTransform &transform,
      << (identity ? "" : "; y never reaches memory") << "; grid "
      << quantize.gridX() << "x" << quantize.gridY << " over "
      << quantize.numItems() << " items";
-  if (int64_t perSM = quantize.minBlocksPerSM) {
-    int64_t sms = getSMCount(options.smCount, options.chip);
+  if (int64_t perSM = quantize.minBlocksPerSM)
     os << ", for " << perSM * sms << " blocks at once (" << perSM
        << " per SM on " << sms << " SMs)";
-  }
   os << ")";
   if (!transposeName.empty()) {
     os << "; it writes the q of " << (identity ? "x" : "y") << " as the "
